@@ -1,0 +1,136 @@
+/*
+ * model.h - the engine's view of a cluster and its jobs.
+ *
+ * These types are the whole vocabulary shared by the slurmctld plugin, the
+ * simulator and tidalctl.  Nothing here knows about Slurm: the plugin copies
+ * slurmctld state into a Snapshot, the simulator builds one from a trace.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tidal {
+
+using JobId = std::int64_t;
+using Time = double; /* seconds on the snapshot's clock */
+
+inline constexpr Time kNoDeadline = std::numeric_limits<Time>::infinity();
+
+/* One host.  GPU↔NUMA↔HCA affinity is summarised as counts: placement only
+ * needs to know whether a node is worth more than its GPU count. */
+struct Node {
+	std::string name;
+	int gpus = 0;
+	int cpus = 0;
+	double mem_mb = 0;
+	int switch_id = -1; /* leaf switch in Cluster::switches, -1 if none */
+	int numa_domains = 1;
+	int hcas = 0;
+	std::string group; /* partition / virtual cluster */
+};
+
+/* A switch of the fabric tree (Slurm's topology.conf).  Leaf switches list
+ * nodes, inner switches list child switches. */
+struct Switch {
+	std::string name;
+	int parent = -1;
+	int level = 0; /* 0 = leaf */
+	double link_gbps = 0;
+	std::vector<int> nodes;
+	std::vector<int> children;
+};
+
+struct Cluster {
+	std::vector<Node> nodes;
+	std::vector<Switch> switches;
+
+	int total_gpus() const;
+	int max_gpus_per_node() const;
+	/* Index of the node called NAME, or -1. */
+	int find_node(const std::string &name) const;
+};
+
+enum class JobState : std::uint8_t { Future, Pending, Running, Done, Rejected };
+const char *job_state_name(JobState s);
+
+/* GPUs a job holds on one node. */
+struct NodeShare {
+	int node = -1;
+	int gpus = 0;
+	bool operator==(const NodeShare &) const = default;
+};
+using Placement = std::vector<NodeShare>;
+int placement_gpus(const Placement &p);
+
+/*
+ * A training job.  The first block is what the user asked for and what the
+ * trace (or sbatch) said; the second is what has happened to it so far.
+ * Work is counted in iterations; a trace that only gives a duration sets
+ * iterations = duration and iter_time = 1 s.
+ */
+struct Job {
+	/* --- request --- */
+	JobId id = 0;
+	std::string name;
+	std::size_t index = 0; /* position in the input, for stable ties */
+	std::string user;
+	std::string group;     /* virtual cluster / partition / account */
+	std::string model;     /* profile key */
+	int batch = 0;         /* global batch size */
+	Time submit = 0;
+	int gpus = 1;          /* requested (rigid) GPU count */
+	int min_gpus = 0;      /* elastic range; 0 = rigid */
+	int max_gpus = 0;
+	Time deadline = kNoDeadline;
+	bool best_effort = false;
+	double iterations = 0; /* total work */
+	double duration = 0;   /* run time alone at `gpus`, seconds (oracle) */
+	double iter_time = 0;  /* seconds per iteration at `gpus` */
+	double estimate = -1;  /* predicted duration, seconds; -1 = none */
+	std::array<double, 3> stages{}; /* per-iteration IO/CPU, GPU, network s */
+	int priority_class = 0;
+	double gpu_util = 0;   /* 0..100, from the trace, for packing policies */
+	double gpu_mem_mb = 0;
+
+	/* --- state --- */
+	JobState state = JobState::Future;
+	int alloc = 0;          /* GPUs held now */
+	Placement placement;
+	Time start = -1;        /* first start */
+	Time end = -1;
+	double remaining = 0;   /* iterations left */
+	double attained = 0;    /* GPU-seconds of service received */
+	double executed = 0;    /* seconds spent holding GPUs */
+	double queued = 0;      /* seconds spent pending after submission */
+	int preemptions = 0;
+	int level = 0;          /* multi-level queue index (Tiresias) */
+	std::uint64_t seq = 0;  /* position inside its queue level */
+
+	bool elastic() const { return max_gpus > 0 && max_gpus != min_gpus; }
+	bool has_deadline() const { return deadline != kNoDeadline; }
+	bool active() const
+	{
+		return state == JobState::Pending || state == JobState::Running;
+	}
+	/* Seconds left at the requested size, by the job's own speed. */
+	double remaining_time() const { return remaining * iter_time; }
+};
+
+/*
+ * What a policy sees: the cluster and every active (pending or running) job,
+ * at time `now`.  Policies must not keep pointers past one decide() call.
+ */
+struct Snapshot {
+	const Cluster *cluster = nullptr;
+	std::vector<const Job *> jobs;
+	Time now = 0;
+};
+
+} /* namespace tidal */

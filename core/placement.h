@@ -1,0 +1,79 @@
+/*
+ * placement.h - where a job's GPUs go.
+ *
+ * A FreeMap tracks free GPUs per node.  place() takes a scheme and either
+ * returns the chosen NodeShares (and, in Mode::Commit, takes them) or
+ * nothing.  Mode::Test answers "would it fit" without changing the map, so
+ * the simulator, tidalctl explain and the live plugin share one code path
+ * (STYLE.md rule 4).
+ *
+ * Schemes:
+ *   consolidated  fewest nodes, best fit (the node whose free count is the
+ *                 smallest that still holds the job); the default.
+ *   switch-aware  fewest leaf switches, then fewest nodes.
+ *   first-fit     Yarn/Muri: single node = first node with room; wider =
+ *                 whole free nodes in index order plus one for the rest.
+ *   best-fit      Lucid "consolidate": ascending free for narrow jobs,
+ *                 descending free (whole idle nodes first) for wide ones.
+ *   count         a global GPU counter, no fragmentation (Tiresias in the
+ *                 Muri and ElasticFlow simulators); shares carry node -1.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/model.h"
+
+namespace tidal {
+
+enum class PlacementScheme : std::uint8_t {
+	Consolidated,
+	SwitchAware,
+	FirstFit,
+	BestFit,
+	Count,
+};
+/* Parse a scheme name; returns false for an unknown name. */
+bool placement_scheme_from_name(const std::string &name, PlacementScheme *out);
+const char *placement_scheme_name(PlacementScheme s);
+
+enum class PlaceMode : std::uint8_t { Commit, Test };
+
+class FreeMap {
+public:
+	explicit FreeMap(const Cluster &cluster);
+
+	/* Mark every GPU free again. */
+	void reset();
+	int free_total() const { return free_total_; }
+	int free_on(int node) const { return free_[node]; }
+
+	/* Take exactly `gpus` GPUs by SCHEME.  RET: the shares, or nullopt if
+	 * they do not fit (the map is then unchanged). */
+	std::optional<Placement> place(int gpus, PlacementScheme scheme,
+				       PlaceMode mode = PlaceMode::Commit);
+	/* Take these exact shares if all are free.  RET: true if taken. */
+	bool take(const Placement &p, PlaceMode mode = PlaceMode::Commit);
+	void release(const Placement &p);
+
+private:
+	std::optional<Placement> consolidated(int gpus) const;
+	std::optional<Placement> switch_aware(int gpus) const;
+	std::optional<Placement> first_fit(int gpus) const;
+	std::optional<Placement> best_fit(int gpus) const;
+	/* Greedy fill of NODES (in the given order) up to GPUS. */
+	std::optional<Placement> fill(const std::vector<int> &nodes,
+				      int gpus) const;
+
+	const Cluster &cluster_;
+	std::vector<int> free_;
+	int free_total_ = 0;
+	int total_ = 0;
+	int per_node_ = 0;
+};
+
+} /* namespace tidal */

@@ -1,0 +1,65 @@
+/*
+ * plan.h - what a policy decides, and why.
+ *
+ * Every decision carries a reason a person can read and the numbers behind
+ * it.  The plugin writes the reason into the job's Reason field, tidalctl
+ * explain prints both, the simulator logs them.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/model.h"
+
+namespace tidal {
+
+enum class Action : std::uint8_t {
+	Start,   /* pending -> running on `placement` */
+	Keep,    /* running, unchanged */
+	Resize,  /* running -> running at `gpus` on `placement` */
+	Preempt, /* running -> pending (checkpoint, release GPUs) */
+	Hold,    /* stays pending; reason says why */
+	Reject,  /* will never run (e.g. infeasible deadline) */
+};
+const char *action_name(Action a);
+
+struct Decision {
+	JobId job = 0;
+	Action action = Action::Hold;
+	int gpus = 0;
+	Placement placement;
+	std::string reason;
+	std::vector<std::pair<std::string, double>> numbers;
+
+	Decision &note(std::string key, double value)
+	{
+		numbers.emplace_back(std::move(key), value);
+		return *this;
+	}
+};
+
+struct Plan {
+	std::vector<Decision> decisions;
+	/* The policy wants to be asked again at this time even if nothing else
+	 * happens (e.g. a Tiresias queue boundary); infinity = no wish. */
+	Time wake_at = std::numeric_limits<Time>::infinity();
+
+	Decision &add(JobId job, Action action, int gpus, std::string reason)
+	{
+		Decision d;
+		d.job = job;
+		d.action = action;
+		d.gpus = gpus;
+		d.reason = std::move(reason);
+		decisions.push_back(std::move(d));
+		return decisions.back();
+	}
+	/* The decision for JOB, or nullptr. Linear: plans are short-lived. */
+	const Decision *find(JobId job) const;
+};
+
+} /* namespace tidal */

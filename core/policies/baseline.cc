@@ -1,0 +1,244 @@
+/*
+ * baseline.cc - FIFO, SJF, SRTF, SRSF, EDF, Tiresias and QSSF.
+ *
+ * Each is a rank over QueuePolicy (queue_policy.h).  Defaults follow the
+ * usual reading of each policy; presets and tidal.conf override them.
+ *
+ *   fifo      submit time                      block, not preemptive
+ *   sjf       duration (oracle)                block, not preemptive
+ *   qssf      estimate x GPUs (Helios QSSF)    block, not preemptive
+ *   srtf      remaining time                   skip, preemptive
+ *   srsf      remaining time x GPUs            skip, preemptive
+ *   edf       deadline, then submit            skip, preemptive
+ *   tiresias  discretised 2D-LAS: level by attained GPU-seconds against
+ *             Tiresias.Thresholds, then position in the level
+ *                                              skip, preemptive
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include <cmath>
+#include <sstream>
+
+#include "core/policies/baseline.h"
+
+namespace tidal {
+
+namespace {
+
+std::string secs(double v)
+{
+	std::ostringstream s;
+	s.precision(10);
+	s << v << " s";
+	return s.str();
+}
+
+class Fifo : public QueuePolicy {
+public:
+	using QueuePolicy::QueuePolicy;
+
+protected:
+	Rank rank(const Job &j, const Snapshot &) const override
+	{
+		return {j.submit, (double)j.index};
+	}
+	std::string rank_reason(const Job &j, const Rank &) const override
+	{
+		return "submitted at " + secs(j.submit);
+	}
+};
+
+class Sjf : public QueuePolicy {
+public:
+	using QueuePolicy::QueuePolicy;
+
+protected:
+	Rank rank(const Job &j, const Snapshot &) const override
+	{
+		return {j.duration, 0};
+	}
+	std::string rank_reason(const Job &j, const Rank &) const override
+	{
+		return "duration " + secs(j.duration);
+	}
+};
+
+class Qssf : public QueuePolicy {
+public:
+	using QueuePolicy::QueuePolicy;
+
+protected:
+	Rank rank(const Job &j, const Snapshot &) const override
+	{
+		double est = j.estimate >= 0 ? j.estimate : j.duration;
+		return {est * j.gpus, 0};
+	}
+	std::string rank_reason(const Job &j, const Rank &r) const override
+	{
+		return "estimated service " + secs(r.k1) +
+		       (j.estimate >= 0 ? "" : " (no estimate: duration)");
+	}
+};
+
+class Srtf : public QueuePolicy {
+public:
+	Srtf(std::string name, QueueOptions o, bool gpu_weighted)
+		: QueuePolicy(std::move(name), o), weighted_(gpu_weighted)
+	{
+	}
+
+protected:
+	Rank rank(const Job &j, const Snapshot &) const override
+	{
+		double t = j.remaining_time();
+		return {weighted_ ? t * j.gpus : t, 0};
+	}
+	std::string rank_reason(const Job &, const Rank &r) const override
+	{
+		return (weighted_ ? "remaining service " : "remaining time ") +
+		       (weighted_ ? secs(r.k1) + "*GPU" : secs(r.k1));
+	}
+
+private:
+	bool weighted_;
+};
+
+class Edf : public QueuePolicy {
+public:
+	using QueuePolicy::QueuePolicy;
+
+protected:
+	Rank rank(const Job &j, const Snapshot &) const override
+	{
+		return {j.deadline, j.submit};
+	}
+	std::string rank_reason(const Job &j, const Rank &) const override
+	{
+		return j.has_deadline() ? "deadline " + secs(j.deadline)
+					: std::string("no deadline");
+	}
+};
+
+} /* namespace */
+
+int tiresias_level(const std::vector<double> &thresholds, double attained)
+{
+	int level = 0;
+	while (level < (int)thresholds.size() && attained >= thresholds[level])
+		level++;
+	return level;
+}
+
+Tiresias::Tiresias(std::string name, QueueOptions o, TiresiasOptions t)
+	: QueuePolicy(std::move(name), o), t_(std::move(t))
+{
+}
+
+int Tiresias::level_of(const Job &j) const
+{
+	return t_.levels_from_state ? j.level
+				    : tiresias_level(t_.thresholds, j.attained);
+}
+
+Rank Tiresias::rank(const Job &j, const Snapshot &) const
+{
+	double within = t_.within == TiresiasOptions::Within::Submit
+				? j.submit
+				: (double)j.seq;
+	return {(double)level_of(j), within};
+}
+
+std::string Tiresias::rank_reason(const Job &j, const Rank &r) const
+{
+	std::ostringstream s;
+	s << "queue " << (int)r.k1 << " (attained " << j.attained
+	  << " GPU*s)";
+	return s.str();
+}
+
+Time Tiresias::wake_at(const Snapshot &snap) const
+{
+	Time t = std::numeric_limits<Time>::infinity();
+	for (const Job *j : snap.jobs) {
+		if (j->state != JobState::Running || j->alloc <= 0)
+			continue;
+		int lvl = level_of(*j);
+		if (lvl >= (int)t_.thresholds.size())
+			continue;
+		double left = t_.thresholds[lvl] - j->attained;
+		t = std::min(t, snap.now + std::max(0.0, left) / j->alloc);
+	}
+	return t;
+}
+
+TiresiasOptions tiresias_options(const Params &p)
+{
+	TiresiasOptions t;
+	t.thresholds = p.get_list("Tiresias.Thresholds", t.thresholds, 0, 1e18);
+	std::string w = p.get_choice("Tiresias.Order", "arrival",
+				     {"arrival", "submit"});
+	t.within = w == "submit" ? TiresiasOptions::Within::Submit
+				 : TiresiasOptions::Within::Seq;
+	return t;
+}
+
+static QueueOptions nonpreemptive()
+{
+	QueueOptions o;
+	o.discipline = Discipline::Block;
+	return o;
+}
+
+static QueueOptions preemptive()
+{
+	QueueOptions o;
+	o.discipline = Discipline::Skip;
+	o.preemptive = true;
+	return o;
+}
+
+static PolicyRegistrar reg_fifo(
+	"fifo", "first come, first served; head-of-line blocking",
+	[](const Params &p) {
+		return std::make_unique<Fifo>("fifo",
+					      queue_options(p, nonpreemptive()));
+	});
+static PolicyRegistrar reg_sjf(
+	"sjf", "shortest job first by (oracle) duration, not preemptive",
+	[](const Params &p) {
+		return std::make_unique<Sjf>("sjf",
+					     queue_options(p, nonpreemptive()));
+	});
+static PolicyRegistrar reg_qssf(
+	"qssf", "quasi-shortest-service-first: estimate x GPUs (Helios)",
+	[](const Params &p) {
+		return std::make_unique<Qssf>("qssf",
+					      queue_options(p, nonpreemptive()));
+	});
+static PolicyRegistrar reg_srtf(
+	"srtf", "shortest remaining time first, preemptive",
+	[](const Params &p) {
+		return std::make_unique<Srtf>(
+			"srtf", queue_options(p, preemptive()), false);
+	});
+static PolicyRegistrar reg_srsf(
+	"srsf", "shortest remaining service (time x GPUs) first, preemptive",
+	[](const Params &p) {
+		return std::make_unique<Srtf>(
+			"srsf", queue_options(p, preemptive()), true);
+	});
+static PolicyRegistrar reg_edf(
+	"edf", "earliest deadline first, preemptive",
+	[](const Params &p) {
+		return std::make_unique<Edf>("edf",
+					     queue_options(p, preemptive()));
+	});
+static PolicyRegistrar reg_tiresias(
+	"tiresias", "discretised 2D-LAS over attained GPU-seconds (Tiresias)",
+	[](const Params &p) {
+		return std::make_unique<Tiresias>(
+			"tiresias", queue_options(p, preemptive()),
+			tiresias_options(p));
+	});
+
+} /* namespace tidal */

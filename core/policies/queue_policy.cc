@@ -1,0 +1,145 @@
+/*
+ * queue_policy.cc - rank, allocate, place.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include "core/policies/queue_policy.h"
+
+#include <algorithm>
+#include <numeric>
+#include <sstream>
+
+namespace tidal {
+
+QueueOptions queue_options(const Params &params, QueueOptions d)
+{
+	QueueOptions o = d;
+	std::string p = params.get_choice(
+		"Placement", placement_scheme_name(d.placement),
+		{"consolidated", "switch-aware", "first-fit", "best-fit",
+		 "count"});
+	placement_scheme_from_name(p, &o.placement);
+	static const char *disc[] = {"skip", "block", "quota"};
+	std::string dn = params.get_choice(
+		"Discipline", disc[(int)d.discipline], {"skip", "block", "quota"});
+	for (int i = 0; i < 3; i++)
+		if (dn == disc[i])
+			o.discipline = (Discipline)i;
+	o.preemptive = params.get_bool("Preemptive", d.preemptive);
+	o.replace = params.get_bool("Replace", d.replace);
+	return o;
+}
+
+Time QueuePolicy::wake_at(const Snapshot &) const
+{
+	return std::numeric_limits<Time>::infinity();
+}
+
+static std::string fmt_fit(int need, int free_now)
+{
+	std::ostringstream s;
+	s << "needs " << need << " GPUs, " << free_now << " free";
+	return s.str();
+}
+
+Plan QueuePolicy::decide(const Snapshot &snap)
+{
+	Plan plan;
+	const std::vector<const Job *> &jobs = snap.jobs;
+	FreeMap free(*snap.cluster);
+
+	/* Rank the candidates; non-preemptive policies leave running jobs
+	 * where they are. */
+	std::vector<const Job *> cand;
+	std::vector<Rank> ranks;
+	for (const Job *j : jobs) {
+		if (j->state == JobState::Running && !opt_.preemptive) {
+			if (!free.take(j->placement))
+				free.place(j->alloc, opt_.placement);
+			plan.add(j->id, Action::Keep, j->alloc,
+				 name_ + ": running (not preemptive)")
+				.placement = j->placement;
+			continue;
+		}
+		cand.push_back(j);
+	}
+	std::vector<size_t> order(cand.size());
+	std::iota(order.begin(), order.end(), 0);
+	ranks.reserve(cand.size());
+	for (const Job *j : cand)
+		ranks.push_back(rank(*j, snap));
+	std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+		return ranks[a] < ranks[b];
+	});
+
+	/* Quota: choose by count against the whole cluster first. */
+	std::vector<bool> chosen(cand.size(), true);
+	if (opt_.discipline == Discipline::Quota) {
+		int quota = snap.cluster->total_gpus();
+		for (size_t i : order) {
+			if (cand[i]->gpus <= quota)
+				quota -= cand[i]->gpus;
+			else
+				chosen[i] = false;
+		}
+		/* Chosen running jobs keep their GPUs before anyone is placed. */
+		for (size_t i : order)
+			if (chosen[i] && cand[i]->state == JobState::Running &&
+			    !opt_.replace && !free.take(cand[i]->placement))
+				chosen[i] = false;
+	}
+
+	bool blocked = false;
+	JobId blocker = 0;
+	int position = 0;
+	for (size_t i : order) {
+		const Job &j = *cand[i];
+		position++;
+		std::ostringstream why;
+		why << name_ << ": " << rank_reason(j, ranks[i]) << ", rank "
+		    << position << " of " << cand.size();
+		bool running = j.state == JobState::Running;
+
+		if (!chosen[i]) {
+			why << "; outside the GPU quota";
+			plan.add(j.id, running ? Action::Preempt : Action::Hold,
+				 j.gpus, why.str());
+			continue;
+		}
+		if (opt_.discipline == Discipline::Quota && running &&
+		    !opt_.replace) {
+			plan.add(j.id, Action::Keep, j.alloc, why.str())
+				.placement = j.placement;
+			continue;
+		}
+		if (blocked && !running) {
+			why << "; waiting behind job " << blocker;
+			plan.add(j.id, Action::Hold, j.gpus, why.str());
+			continue;
+		}
+		std::optional<Placement> p;
+		if (running && !opt_.replace && free.take(j.placement))
+			p = j.placement;
+		else
+			p = free.place(j.gpus, opt_.placement);
+		if (p) {
+			Action a = !running ? Action::Start
+				   : *p == j.placement ? Action::Keep
+						       : Action::Resize;
+			plan.add(j.id, a, j.gpus, why.str()).placement = *p;
+			continue;
+		}
+		why << "; " << fmt_fit(j.gpus, free.free_total());
+		plan.add(j.id, running ? Action::Preempt : Action::Hold, j.gpus,
+			 why.str());
+		if (opt_.discipline == Discipline::Block && !running &&
+		    !blocked) {
+			blocked = true;
+			blocker = j.id;
+		}
+	}
+	plan.wake_at = wake_at(snap);
+	return plan;
+}
+
+} /* namespace tidal */

@@ -1,0 +1,66 @@
+/*
+ * policy.h - the policy interface and the registry that names policies.
+ *
+ * A policy turns a Snapshot into a Plan.  It may keep state between calls
+ * (a learned profile, a round counter) but must be deterministic: the same
+ * sequence of snapshots gives the same sequence of plans.  Policies are made
+ * by name from the registry, with Params from tidal.conf, a preset, or
+ * tidal-sim --policy-config.
+ *
+ *   tidal.conf / preset --> Params --> make_policy(name) --> Policy
+ *   slurmctld or trace  --> Snapshot --> Policy::decide --> Plan --> apply
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/model.h"
+#include "core/params.h"
+#include "core/plan.h"
+
+namespace tidal {
+
+class Policy {
+public:
+	virtual ~Policy() = default;
+	virtual std::string name() const = 0;
+	/* IN: snap - cluster and active jobs at snap.now
+	 * RET: one decision per active job (Start/Keep/Resize/Preempt/Hold/
+	 *      Reject), in the order the policy ranked them. */
+	virtual Plan decide(const Snapshot &snap) = 0;
+};
+
+using PolicyFactory =
+	std::function<std::unique_ptr<Policy>(const Params &params)>;
+
+struct PolicyInfo {
+	std::string name;
+	std::string summary;
+	PolicyFactory make;
+};
+
+/* Adds INFO to the registry; used by PolicyRegistrar at static init. */
+void register_policy(PolicyInfo info);
+const PolicyInfo *find_policy(const std::string &name);
+std::vector<const PolicyInfo *> all_policies();
+
+/* Make policy NAME.  RET: nullptr with *err set if the name is unknown or a
+ * parameter is bad (errors name the key, the value and the rule). */
+std::unique_ptr<Policy> make_policy(const std::string &name,
+				    const Params &params, std::string *err);
+
+struct PolicyRegistrar {
+	PolicyRegistrar(std::string name, std::string summary,
+			PolicyFactory make)
+	{
+		register_policy({std::move(name), std::move(summary),
+				 std::move(make)});
+	}
+};
+
+} /* namespace tidal */
