@@ -1,0 +1,122 @@
+# Tidal - top-level build driver (non-recursive).
+#
+# On a fresh Debian 12 machine, as root, `make demo` and `make check` do
+# everything: the first run installs the Debian packages (scripts/deps.sh),
+# fetches and configures the matching Slurm source (scripts/slurm-src.sh) and
+# runs ./configure, which writes config.mk.
+#
+#   make            build everything the machine can build
+#   make check      every test tier (check-unit check-sim check-fuzz
+#                   check-emu check-cluster)
+#   make bench      benchmarks, printed as tables
+#   make demo       the main job: see README.md
+#   make install    DESTDIR-aware install
+#   make SAN=1 ...  the same with ASan+UBSan, in build-san/
+#
+# GPL-2.0-or-later.
+
+NO_CONFIG_GOALS := deps distclean clean help
+ifneq ($(filter-out $(NO_CONFIG_GOALS),$(or $(MAKECMDGOALS),all)),)
+-include config.mk
+endif
+
+CXX ?= g++
+CC ?= gcc
+OPT ?= -O2 -g
+ifeq ($(SAN),1)
+BUILD ?= build-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=undefined
+else
+BUILD ?= build
+SANFLAGS :=
+endif
+
+WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow=local
+TIDAL_CXXFLAGS := -std=c++20 $(OPT) $(WARN) -fPIC $(SANFLAGS) -I. \
+	$(JSONC_CFLAGS) $(CXXFLAGS)
+TIDAL_LDFLAGS := $(SANFLAGS) $(LDFLAGS)
+
+.PHONY: all check check-unit check-sim check-fuzz check-emu check-cluster \
+	bench demo install deps clean distclean help fuzz
+
+all: $(BUILD)/tidal-sim
+
+# ---------------------------------------------------------------- configure
+
+config.mk: configure.ac config.mk.in | $(BUILD)/.deps
+	autoreconf -fi
+	./configure --with-slurm-src="$$(scripts/slurm-src.sh || true)"
+
+$(BUILD)/.deps: scripts/deps.sh
+	scripts/deps.sh
+	@mkdir -p $(BUILD) && touch $@
+
+deps:
+	scripts/deps.sh
+
+# ---------------------------------------------------------------- objects
+
+CORE_SRC := $(sort $(wildcard core/*.cc core/*/*.cc))
+SIM_SRC := $(filter-out sim/main.cc,$(sort $(wildcard sim/*.cc sim/*/*.cc)))
+CORE_OBJ := $(CORE_SRC:%.cc=$(BUILD)/obj/%.o)
+SIM_OBJ := $(SIM_SRC:%.cc=$(BUILD)/obj/%.o)
+
+$(BUILD)/obj/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(TIDAL_CXXFLAGS) -MMD -MP -c $< -o $@
+
+-include $(CORE_OBJ:.o=.d) $(SIM_OBJ:.o=.d)
+
+# Policies register themselves from static constructors: link the archives
+# whole so none is dropped.
+$(BUILD)/libtidal-core.a: $(CORE_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libtidal-sim.a: $(SIM_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+TIDAL_LIBS := -Wl,--whole-archive $(BUILD)/libtidal-sim.a \
+	$(BUILD)/libtidal-core.a -Wl,--no-whole-archive $(JSONC_LIBS)
+
+$(BUILD)/tidal-sim: $(BUILD)/obj/sim/main.o $(BUILD)/libtidal-sim.a \
+		$(BUILD)/libtidal-core.a
+	$(CXX) $(TIDAL_LDFLAGS) -o $@ $< $(TIDAL_LIBS)
+
+-include $(BUILD)/obj/sim/main.d
+
+# ---------------------------------------------------------------- tests
+
+include tests/tests.mk
+include bench/bench.mk
+
+# ---------------------------------------------------------------- install
+
+PREFIX ?= /usr/local
+bindir ?= $(PREFIX)/bin
+mandir ?= $(PREFIX)/share/man
+
+install: all
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1
+	install -m 755 $(BUILD)/tidal-sim $(DESTDIR)$(bindir)/tidal-sim
+	for m in man/man*/*.[1-8]; do \
+		s=$${m##*.}; install -d $(DESTDIR)$(mandir)/man$$s; \
+		install -m 644 $$m $(DESTDIR)$(mandir)/man$$s/; done
+
+# ---------------------------------------------------------------- demo
+
+demo: $(BUILD)/tidal-sim
+	scripts/demo.sh $(BUILD)
+
+# ---------------------------------------------------------------- cleaning
+
+clean:
+	rm -rf build build-san
+
+distclean: clean
+	rm -rf config.mk config.status config.log configure autom4te.cache
+
+help:
+	@sed -n '3,16p' Makefile

@@ -1,0 +1,151 @@
+/*
+ * csv.cc - CSV/TSV parsing with line numbers.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include "sim/csv.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace tidal::sim {
+
+void input_error(const std::string &file, long line, const std::string &msg)
+{
+	std::string where = file;
+	if (line > 0)
+		where += ":" + std::to_string(line);
+	throw InputError(where + ": " + msg);
+}
+
+std::string read_file(const std::string &path)
+{
+	std::ifstream in(path, std::ios::binary);
+	if (!in)
+		input_error(path, 0, "cannot open: " + std::string(strerror(errno)));
+	std::ostringstream s;
+	s << in.rdbuf();
+	if (in.bad())
+		input_error(path, 0, "read error");
+	return s.str();
+}
+
+static std::vector<std::string> split_line(const std::string &line, char sep)
+{
+	std::vector<std::string> out;
+	std::string cur;
+	bool quoted = false;
+	for (size_t i = 0; i < line.size(); i++) {
+		char c = line[i];
+		if (sep == ',' && c == '"') {
+			if (quoted && i + 1 < line.size() && line[i + 1] == '"') {
+				cur += '"';
+				i++;
+			} else {
+				quoted = !quoted;
+			}
+		} else if (c == sep && !quoted) {
+			out.push_back(cur);
+			cur.clear();
+		} else if (c != '\r') {
+			cur += c;
+		}
+	}
+	out.push_back(cur);
+	return out;
+}
+
+Csv::Csv(const std::string &file, const std::string &text, char sep,
+	 bool header)
+	: file_(file)
+{
+	std::istringstream in(text);
+	std::string line;
+	long lineno = 0;
+	bool need_header = header;
+	while (std::getline(in, line)) {
+		lineno++;
+		if (line.empty() || line == "\r")
+			continue;
+		std::vector<std::string> cells = split_line(line, sep);
+		if (need_header) {
+			header_ = cells;
+			need_header = false;
+			continue;
+		}
+		if (header && cells.size() < header_.size())
+			input_error(file_, lineno,
+				    "expected " + std::to_string(header_.size()) +
+					    " columns, found " +
+					    std::to_string(cells.size()));
+		rows_.push_back(std::move(cells));
+		lines_.push_back(lineno);
+	}
+	if (header && header_.empty())
+		input_error(file_, 0, "empty file (no header line)");
+}
+
+Csv Csv::load(const std::string &path, char sep, bool header)
+{
+	return Csv(path, read_file(path), sep, header);
+}
+
+int Csv::col(const std::string &name) const
+{
+	for (size_t i = 0; i < header_.size(); i++)
+		if (header_[i] == name)
+			return (int)i;
+	return -1;
+}
+
+int Csv::need(const std::string &name) const
+{
+	int c = col(name);
+	if (c < 0)
+		input_error(file_, 1, "missing column '" + name + "'");
+	return c;
+}
+
+const std::string &Csv::str(size_t r, int c) const
+{
+	static const std::string empty;
+	const auto &row = rows_[r];
+	return c >= 0 && c < (int)row.size() ? row[c] : empty;
+}
+
+void Csv::fail(size_t r, const std::string &msg) const
+{
+	input_error(file_, lines_[r], msg);
+}
+
+double Csv::num(size_t r, int c) const
+{
+	const std::string &s = str(r, c);
+	char *end = nullptr;
+	errno = 0;
+	double v = std::strtod(s.c_str(), &end);
+	if (s.empty() || errno || *end || !std::isfinite(v)) {
+		std::string name = c < (int)header_.size() ? header_[c]
+							   : std::to_string(c);
+		fail(r, "column '" + name + "': '" + s + "' is not a number");
+	}
+	return v;
+}
+
+long Csv::integer(size_t r, int c) const
+{
+	double v = num(r, c);
+	if (v != std::floor(v)) {
+		std::string name = c < (int)header_.size() ? header_[c]
+							   : std::to_string(c);
+		fail(r, "column '" + name + "': '" + str(r, c) +
+				"' is not an integer");
+	}
+	return (long)v;
+}
+
+} /* namespace tidal::sim */

@@ -1,0 +1,132 @@
+/*
+ * preset.h - how tidal-sim models a cluster: the native model and the
+ * anchors' presets.
+ *
+ * A preset is data plus small named hooks (STYLE.md rule 10): which policy
+ * parameters each policy gets, how the trace is adjusted, which replay model
+ * runs (event merging, progress accounting, restart overheads), and how the
+ * metrics are defined.  Presets register themselves by name, like policies.
+ *
+ *   tidal-sim --preset NAME ...
+ *       load cluster + trace --> Preset::prepare --> for each policy:
+ *       Preset::run (usually sim::replay with the preset's hooks)
+ *       --> RunResult --> summarize(RunResult, MetricRules) --> report
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/model.h"
+#include "core/params.h"
+#include "sim/trace.h"
+
+namespace tidal::sim {
+
+struct SimInput {
+	std::string cluster_path;
+	std::string trace_path;
+	std::string profiles_path;  /* --profiles, "" if none */
+	std::string estimates_path; /* --estimates, "" if none */
+	Params policy_config;       /* --policy-config */
+	std::uint64_t seed = 1;
+	Cluster cluster;
+	Trace trace;
+};
+
+struct JobResult {
+	JobId id = 0;
+	std::string name;
+	int gpus = 0;
+	Time submit = 0, start = -1, end = -1;
+	double queue = 0;     /* seconds waiting, as the preset defines it */
+	double jct = 0;       /* end - submit, as the preset defines it */
+	int preemptions = 0;
+	Time deadline = kNoDeadline;
+	bool rejected = false;
+	double rho = -1;      /* finish-time fairness, -1 = not computed */
+};
+
+/* GPUs in use from `t` until the next sample. */
+struct UtilSample {
+	Time t = 0;
+	int busy = 0;
+};
+
+struct RunResult {
+	std::string policy;
+	std::vector<JobResult> jobs; /* completed and rejected jobs */
+	std::vector<UtilSample> util;
+	int total_gpus = 0;
+	long decisions = 0; /* policy invocations */
+	long events = 0;
+	/* Set by presets whose anchor defines these its own way. */
+	std::optional<double> deadline_ratio;
+	std::optional<double> worst_rho;
+	std::optional<double> unfair_fraction;
+	std::optional<double> makespan;
+};
+
+/* How summary metrics are computed (each anchor has its own habits). */
+struct MetricRules {
+	/* makespan = max(end) - min(submit) if true, else max(end). */
+	bool makespan_from_first_submit = true;
+	/* p99 JCT: sorted[int(n*0.99)] (Muri) if true, else linear
+	 * interpolation at 0.99*(n-1) (numpy/pandas default). */
+	bool percentile_by_index = false;
+	/* JCT truncated to whole seconds (ElasticFlow's int()). */
+	bool truncate_jct = false;
+};
+
+struct Summary {
+	std::string policy;
+	long jobs = 0;
+	double avg_jct = 0, median_jct = 0, p99_jct = 0, makespan = 0;
+	double avg_queue = 0, p999_queue = 0;
+	std::optional<double> deadline_ratio, worst_rho, unfair_fraction;
+	double utilization = 0;
+	double cpu_seconds = 0;
+	long rejected = 0;
+};
+
+Summary summarize(const RunResult &r, const MetricRules &rules);
+
+/* Progress reporting: called with (done jobs, total jobs); may be empty. */
+using Progress = std::function<void(long done, long total)>;
+
+class Preset {
+public:
+	virtual ~Preset() = default;
+	virtual std::string name() const = 0;
+	virtual std::string summary() const = 0;
+	/* Adjust the trace/cluster and load profiles; throws InputError. */
+	virtual void prepare(SimInput &in) {}
+	/* Parameters this preset gives POLICY (before --policy-config). */
+	virtual Params policy_params(const std::string &policy) const
+	{
+		return {};
+	}
+	virtual RunResult run(const SimInput &in, const std::string &policy,
+			      const Params &params, const Progress &progress) = 0;
+	virtual MetricRules metric_rules() const { return {}; }
+};
+
+using PresetFactory = std::function<std::unique_ptr<Preset>()>;
+void register_preset(const std::string &name, PresetFactory make);
+std::unique_ptr<Preset> make_preset(const std::string &name, std::string *err);
+std::vector<std::string> preset_names();
+
+struct PresetRegistrar {
+	PresetRegistrar(const std::string &name, PresetFactory make)
+	{
+		register_preset(name, std::move(make));
+	}
+};
+
+} /* namespace tidal::sim */

@@ -1,0 +1,137 @@
+/*
+ * sacct.cc - a site's real history from `sacct --parsable2`.
+ *
+ * Produce it with, e.g.:
+ *   sacct -a -X --parsable2 -S 2026-01-01 \
+ *         -o JobID,User,Partition,Submit,Start,End,Elapsed,State,AllocTRES,ReqTRES
+ *
+ * Fields used (by header name, any order, any extra columns ignored):
+ *   JobID      required; step rows ("123.batch", "123.0") are skipped
+ *   Submit     required; submit times are shifted so the first is 0
+ *   Elapsed    run time ([D-]HH:MM:SS); without it End - Start
+ *   AllocTRES  GPU count from gres/gpu=N (or gres/gpu:type=N); when
+ *              empty (never started) ReqTRES is used
+ *   User, Partition (the job's group), State, Timelimit (estimate)
+ * Jobs with no GPU, never started, or with zero run time are skipped and
+ * counted in a warning.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+#include "sim/csv.h"
+#include "sim/trace.h"
+
+namespace tidal::sim {
+
+bool detect_sacct(const std::string &head)
+{
+	std::string first = head.substr(0, head.find('\n'));
+	return first.find('|') != std::string::npos &&
+	       first.find("JobID") != std::string::npos &&
+	       first.find("Submit") != std::string::npos;
+}
+
+/* "[D-]HH:MM:SS", "MM:SS" or "UNLIMITED". RET: seconds, or -1. */
+static double slurm_duration(const std::string &s)
+{
+	int d = 0, h = 0, m = 0, sec = 0;
+	if (std::sscanf(s.c_str(), "%d-%d:%d:%d", &d, &h, &m, &sec) == 4)
+		return ((d * 24.0 + h) * 60 + m) * 60 + sec;
+	if (std::sscanf(s.c_str(), "%d:%d:%d", &h, &m, &sec) == 3)
+		return (h * 60.0 + m) * 60 + sec;
+	if (std::sscanf(s.c_str(), "%d:%d", &m, &sec) == 2)
+		return m * 60.0 + sec;
+	return -1;
+}
+
+/* GPUs in a TRES string: "billing=8,cpu=8,gres/gpu=4,gres/gpu:a100=4". The
+ * typed entry repeats the untyped one, so the untyped one wins. */
+static int tres_gpus(const std::string &tres)
+{
+	int untyped = -1, typed = 0;
+	std::stringstream in(tres);
+	std::string item;
+	while (std::getline(in, item, ',')) {
+		size_t eq = item.find('=');
+		if (eq == std::string::npos)
+			continue;
+		std::string key = item.substr(0, eq);
+		int n = std::atoi(item.c_str() + eq + 1);
+		if (key == "gres/gpu")
+			untyped = n;
+		else if (key.rfind("gres/gpu:", 0) == 0)
+			typed += n;
+	}
+	return untyped >= 0 ? untyped : typed;
+}
+
+void read_sacct(const std::string &path, const std::string &text, Trace &t)
+{
+	Csv csv(path, text, '|');
+	int c_id = csv.need("JobID"), c_sub = csv.need("Submit"),
+	    c_el = csv.col("Elapsed"), c_start = csv.col("Start"),
+	    c_end = csv.col("End"), c_alloc = csv.col("AllocTRES"),
+	    c_req = csv.col("ReqTRES"), c_user = csv.col("User"),
+	    c_part = csv.col("Partition"), c_limit = csv.col("Timelimit");
+	if (c_alloc < 0 && c_req < 0)
+		input_error(path, 1, "missing column 'AllocTRES' (or 'ReqTRES'): "
+				     "no way to tell GPU counts");
+	if (c_el < 0 && (c_start < 0 || c_end < 0))
+		input_error(path, 1, "missing column 'Elapsed' (or 'Start' and "
+				     "'End')");
+	double first = -1;
+	for (size_t r = 0; r < csv.rows(); r++) {
+		const std::string &id = csv.str(r, c_id);
+		if (id.find('.') != std::string::npos)
+			continue; /* job step */
+		std::string where = path + ":" + std::to_string(csv.line(r)) +
+				    ": job " + id;
+		Job j;
+		j.index = t.jobs.size();
+		j.name = id;
+		j.id = std::atoll(id.c_str());
+		if (!parse_datetime(csv.str(r, c_sub), &j.submit))
+			csv.fail(r, "Submit '" + csv.str(r, c_sub) +
+					    "' is not YYYY-MM-DDTHH:MM:SS");
+		std::string tres = c_alloc >= 0 ? csv.str(r, c_alloc) : "";
+		if (tres.empty() && c_req >= 0)
+			tres = csv.str(r, c_req);
+		j.gpus = tres_gpus(tres);
+		if (j.gpus <= 0) {
+			t.skip(where + " used no GPU; skipped");
+			continue;
+		}
+		double run = c_el >= 0 ? slurm_duration(csv.str(r, c_el)) : -1;
+		double st, en;
+		if (run < 0 && c_start >= 0 && c_end >= 0 &&
+		    parse_datetime(csv.str(r, c_start), &st) &&
+		    parse_datetime(csv.str(r, c_end), &en))
+			run = en - st;
+		if (run <= 0) {
+			t.skip(where + " never ran; skipped");
+			continue;
+		}
+		j.duration = run;
+		j.iterations = run;
+		j.iter_time = 1;
+		if (c_user >= 0)
+			j.user = csv.str(r, c_user);
+		if (c_part >= 0)
+			j.group = csv.str(r, c_part);
+		if (c_limit >= 0) {
+			double lim = slurm_duration(csv.str(r, c_limit));
+			if (lim > 0)
+				j.estimate = lim;
+		}
+		if (first < 0 || j.submit < first)
+			first = j.submit;
+		t.jobs.push_back(std::move(j));
+	}
+	for (Job &j : t.jobs)
+		j.submit -= first;
+}
+
+} /* namespace tidal::sim */

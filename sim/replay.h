@@ -1,0 +1,47 @@
+/*
+ * replay.h - Tidal's own event-driven replay model.
+ *
+ * Time jumps from event to event (arrival, completion, a policy's wake-up,
+ * a period boundary); it never steps one second at a time.  At each event:
+ *
+ *   1. advance every running job to the event time (progress at its speed,
+ *      after any restart overhead it still owes);
+ *   2. complete jobs whose work is done;
+ *   3. admit arrivals (appended to the active list: Pending);
+ *   4. ask the policy (every event, or only on period boundaries) and apply
+ *      the plan: Start / Resize charge the restart overhead, Preempt sends
+ *      the job to the back of its queue (Job::seq).
+ *
+ * Hooks change the model without copying it:
+ *   speed(job, gpus)             iterations per second (default: the job's
+ *                                own speed, scaled linearly in GPUs)
+ *   restart_overhead(job, gpus)  seconds without progress after a start,
+ *                                resume or resize (default 0)
+ *   period                       decide only when now % period == 0
+ *   on_preempt(job)              e.g. Lucid's +40/60 s checkpoint cost
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#pragma once
+
+#include <functional>
+
+#include "core/policy.h"
+#include "sim/preset.h"
+
+namespace tidal::sim {
+
+struct ReplayHooks {
+	std::function<double(const Job &, int gpus)> speed;
+	std::function<double(const Job &, int gpus)> restart_overhead;
+	Time period = 0;
+	std::function<void(Job &)> on_preempt;
+};
+
+/* Default speed: 1/iter_time at the requested size, linear in GPUs. */
+double linear_speed(const Job &job, int gpus);
+
+RunResult replay(const SimInput &in, Policy &policy, const ReplayHooks &hooks,
+		 const Progress &progress);
+
+} /* namespace tidal::sim */

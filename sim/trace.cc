@@ -1,0 +1,323 @@
+/*
+ * trace.cc - trace format detection, common checks, and the readers for
+ * the anchors' CSV formats.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include "sim/trace.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+#include "sim/csv.h"
+
+namespace tidal::sim {
+
+void Trace::skip(const std::string &why)
+{
+	skipped++;
+	if (warnings.size() < 20)
+		warnings.push_back(why);
+}
+
+bool parse_datetime(const std::string &s, double *out)
+{
+	int y, mo, d, h, mi, sec;
+	char sep;
+	if (std::sscanf(s.c_str(), "%4d-%2d-%2d%c%2d:%2d:%2d", &y, &mo, &d, &sep,
+			&h, &mi, &sec) != 7 ||
+	    (sep != ' ' && sep != 'T') || mo < 1 || mo > 12 || d < 1 ||
+	    d > 31 || h > 23 || mi > 59 || sec > 60)
+		return false;
+	struct tm tm = {};
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = sec;
+	*out = (double)timegm(&tm);
+	return true;
+}
+
+static bool starts_with(const std::string &s, const std::string &p)
+{
+	return s.rfind(p, 0) == 0;
+}
+
+/* Shared row checks: non-negative time, positive GPU count. */
+static void check_job(const Csv &csv, size_t r, const Job &j)
+{
+	if (j.submit < 0)
+		csv.fail(r, "negative submit time " + std::to_string(j.submit));
+	if (j.gpus <= 0)
+		csv.fail(r, "GPU count must be positive, got " +
+				    std::to_string(j.gpus));
+	if (j.duration < 0 || j.iterations < 0)
+		csv.fail(r, "negative duration or work");
+}
+
+/* --- Muri / Tiresias --- */
+
+static void read_muri(const std::string &path, const std::string &text,
+		      Trace &t)
+{
+	Csv csv(path, text);
+	int c_id = csv.need("job_id"), c_gpu = csv.need("num_gpu"),
+	    c_sub = csv.need("submit_time"), c_it = csv.need("iterations"),
+	    c_model = csv.need("model_name"), c_bs = csv.col("batch_size"),
+	    c_dur = csv.need("duration"), c_itt = csv.need("iteration_time"),
+	    c_pri = csv.col("priority");
+	int c_st[3] = {csv.col("resource_time_0"), csv.col("resource_time_1"),
+		       csv.col("resource_time_2")};
+	for (size_t r = 0; r < csv.rows(); r++) {
+		Job j;
+		j.index = r;
+		j.id = csv.integer(r, c_id);
+		j.name = csv.str(r, c_id);
+		j.gpus = (int)csv.integer(r, c_gpu);
+		j.submit = csv.num(r, c_sub) / 1000.0;
+		j.iterations = csv.num(r, c_it);
+		j.model = csv.str(r, c_model);
+		j.batch = c_bs >= 0 ? (int)csv.integer(r, c_bs) : 0;
+		/* int(float(ms)) / 1000, as the anchor reads it */
+		j.duration = std::trunc(csv.num(r, c_dur)) / 1000.0;
+		j.iter_time = csv.num(r, c_itt) / 1000.0;
+		for (int s = 0; s < 3; s++)
+			if (c_st[s] >= 0)
+				j.stages[s] = csv.num(r, c_st[s]) / 1000.0;
+		j.priority_class = c_pri >= 0 ? (int)csv.integer(r, c_pri) : 0;
+		check_job(csv, r, j);
+		t.jobs.push_back(std::move(j));
+	}
+}
+
+/* --- ElasticFlow (generated and ITP cluster traces) --- */
+
+static void read_elasticflow(const std::string &path, const std::string &text,
+			     Trace &t)
+{
+	Csv csv(path, text);
+	auto pick = [&](const char *a, const char *b) {
+		int c = csv.col(a);
+		return c >= 0 ? c : csv.need(b);
+	};
+	int c_id = csv.need("job_id"),
+	    c_sub = pick("submit_time", "submission_time"),
+	    c_it = pick("iteration", "num_iteration"),
+	    c_model = csv.need("model_name"), c_ddl = pick("ddl", "deadline"),
+	    c_bs = csv.need("batch_size"), c_gpu = csv.need("num_gpu"),
+	    c_dur = csv.need("duration"), c_be = csv.col("best_effort");
+	for (size_t r = 0; r < csv.rows(); r++) {
+		Job j;
+		j.index = r;
+		j.id = csv.integer(r, c_id);
+		j.name = csv.str(r, c_id);
+		j.submit = csv.num(r, c_sub);
+		j.iterations = csv.num(r, c_it);
+		j.model = csv.str(r, c_model);
+		j.batch = (int)csv.integer(r, c_bs);
+		j.gpus = (int)csv.integer(r, c_gpu);
+		j.duration = std::trunc(csv.num(r, c_dur));
+		j.best_effort = c_be >= 0 && csv.str(r, c_be) == "1";
+		j.deadline = j.best_effort ? kNoDeadline : csv.num(r, c_ddl);
+		j.min_gpus = 1;
+		j.max_gpus = j.gpus;
+		j.iter_time = j.iterations > 0 ? j.duration / j.iterations : 0;
+		check_job(csv, r, j);
+		t.jobs.push_back(std::move(j));
+	}
+}
+
+/* --- Helios / Lucid --- */
+
+static void read_lucid(const std::string &path, const std::string &text,
+		       Trace &t)
+{
+	Csv csv(path, text);
+	int c_id = csv.need("job_id"), c_user = csv.need("user"),
+	    c_vc = csv.need("vc"), c_gpu = csv.need("gpu_num"),
+	    c_sub = csv.need("submit_time"), c_dur = csv.need("duration"),
+	    c_model = csv.col("model"), c_bs = csv.col("batchsize"),
+	    c_util = csv.col("gpu_util"), c_gmem = csv.col("gmem"),
+	    c_ds = csv.col("dataset"), c_amp = csv.col("amp");
+	for (size_t r = 0; r < csv.rows(); r++) {
+		long gpus = csv.integer(r, c_gpu);
+		if (gpus <= 0) {
+			t.skip(csv.file() + ":" + std::to_string(csv.line(r)) +
+			       ": job " + csv.str(r, c_id) +
+			       " asks for no GPU; skipped");
+			continue;
+		}
+		Job j;
+		j.index = r;
+		j.id = csv.integer(r, c_id);
+		j.name = csv.str(r, c_id);
+		j.user = csv.str(r, c_user);
+		j.group = csv.str(r, c_vc);
+		j.gpus = (int)gpus;
+		if (!parse_datetime(csv.str(r, c_sub), &j.submit))
+			csv.fail(r, "submit_time '" + csv.str(r, c_sub) +
+					    "' is not YYYY-MM-DD HH:MM:SS");
+		j.duration = (double)csv.integer(r, c_dur);
+		j.iterations = j.duration;
+		j.iter_time = 1;
+		if (c_model >= 0) {
+			/* Profile key: model/dataset/batch/amp */
+			j.model = csv.str(r, c_model);
+			if (c_ds >= 0)
+				j.model += "/" + csv.str(r, c_ds);
+			if (c_bs >= 0)
+				j.model += "/" + csv.str(r, c_bs);
+			if (c_amp >= 0)
+				j.model += "/" + csv.str(r, c_amp);
+		}
+		j.batch = c_bs >= 0 ? (int)csv.integer(r, c_bs) : 0;
+		j.gpu_util = c_util >= 0 ? csv.num(r, c_util) : 0;
+		j.gpu_mem_mb = c_gmem >= 0 ? csv.num(r, c_gmem) : 0;
+		if (j.duration < 0)
+			csv.fail(r, "negative duration");
+		t.jobs.push_back(std::move(j));
+	}
+}
+
+/* --- Pollux workloads --- */
+
+static void read_pollux(const std::string &path, const std::string &text,
+			Trace &t)
+{
+	Csv csv(path, text);
+	int c_name = csv.need("name"), c_time = csv.need("time"),
+	    c_app = csv.need("application"), c_rep = csv.need("num_replicas"),
+	    c_bs = csv.need("batch_size");
+	for (size_t r = 0; r < csv.rows(); r++) {
+		Job j;
+		j.index = r;
+		j.id = (JobId)r;
+		j.name = csv.str(r, c_name);
+		j.submit = csv.num(r, c_time);
+		j.model = csv.str(r, c_app);
+		j.gpus = (int)csv.integer(r, c_rep);
+		j.batch = (int)csv.integer(r, c_bs);
+		j.min_gpus = 0;
+		j.max_gpus = 64;
+		check_job(csv, r, j);
+		t.jobs.push_back(std::move(j));
+	}
+}
+
+/* --- Tidal's own CSV: id,submit,gpus,duration[,user,model,batch,
+ *     iterations,deadline,min_gpus,max_gpus] --- */
+
+static void read_tidal(const std::string &path, const std::string &text,
+		       Trace &t)
+{
+	Csv csv(path, text);
+	int c_id = csv.need("id"), c_sub = csv.need("submit"),
+	    c_gpu = csv.need("gpus"), c_dur = csv.need("duration"),
+	    c_user = csv.col("user"), c_model = csv.col("model"),
+	    c_bs = csv.col("batch"), c_it = csv.col("iterations"),
+	    c_ddl = csv.col("deadline"), c_min = csv.col("min_gpus"),
+	    c_max = csv.col("max_gpus");
+	t.jobs.reserve(csv.rows());
+	for (size_t r = 0; r < csv.rows(); r++) {
+		Job j;
+		j.index = r;
+		j.id = csv.integer(r, c_id);
+		j.submit = csv.num(r, c_sub);
+		j.gpus = (int)csv.integer(r, c_gpu);
+		j.duration = csv.num(r, c_dur);
+		if (c_user >= 0)
+			j.user = csv.str(r, c_user);
+		if (c_model >= 0)
+			j.model = csv.str(r, c_model);
+		if (c_bs >= 0 && !csv.str(r, c_bs).empty())
+			j.batch = (int)csv.integer(r, c_bs);
+		j.iterations = c_it >= 0 && !csv.str(r, c_it).empty()
+				       ? csv.num(r, c_it)
+				       : j.duration;
+		j.iter_time = j.iterations > 0 ? j.duration / j.iterations : 1;
+		if (c_ddl >= 0 && !csv.str(r, c_ddl).empty())
+			j.deadline = csv.num(r, c_ddl);
+		if (c_min >= 0 && !csv.str(r, c_min).empty())
+			j.min_gpus = (int)csv.integer(r, c_min);
+		if (c_max >= 0 && !csv.str(r, c_max).empty())
+			j.max_gpus = (int)csv.integer(r, c_max);
+		check_job(csv, r, j);
+		if (j.max_gpus && (j.min_gpus > j.max_gpus || j.min_gpus < 0))
+			csv.fail(r, "min_gpus must be in [0, max_gpus]");
+		t.jobs.push_back(std::move(j));
+	}
+}
+
+void read_gavel(const std::string &path, const std::string &text, Trace &t);
+void read_sacct(const std::string &path, const std::string &text, Trace &t);
+bool detect_gavel(const std::string &head);
+bool detect_sacct(const std::string &head);
+
+const std::vector<TraceFormat> &trace_formats()
+{
+	static const std::vector<TraceFormat> formats = {
+		{"muri",
+		 [](const std::string &h) {
+			 return starts_with(h, "job_id,num_gpu,submit_time,");
+		 },
+		 read_muri},
+		{"elasticflow",
+		 [](const std::string &h) {
+			 return starts_with(h, "job_id,submit_time,iteration,") ||
+				starts_with(h, "job_id,submission_time,");
+		 },
+		 read_elasticflow},
+		{"lucid",
+		 [](const std::string &h) {
+			 return starts_with(h, "job_id,user,vc,");
+		 },
+		 read_lucid},
+		{"pollux",
+		 [](const std::string &h) {
+			 return starts_with(h, "name,time,application,");
+		 },
+		 read_pollux},
+		{"gavel", detect_gavel, read_gavel},
+		{"sacct", detect_sacct, read_sacct},
+		{"tidal",
+		 [](const std::string &h) {
+			 return starts_with(h, "id,submit,gpus,duration");
+		 },
+		 read_tidal},
+	};
+	return formats;
+}
+
+Trace load_trace(const std::string &path, const std::string &format)
+{
+	std::string text = read_file(path);
+	std::string head = text.substr(0, std::min<size_t>(text.size(), 4096));
+	Trace t;
+	t.path = path;
+	for (const TraceFormat &f : trace_formats()) {
+		if (format.empty() ? !f.detect(head) : f.name != format)
+			continue;
+		t.format = f.name;
+		f.read(path, text, t);
+		if (t.jobs.empty())
+			input_error(path, 0, "the trace holds no usable job");
+		return t;
+	}
+	if (!format.empty()) {
+		std::string known;
+		for (const TraceFormat &f : trace_formats())
+			known += (known.empty() ? "" : ", ") + f.name;
+		input_error(path, 0,
+			    "unknown trace format '" + format + "' (known: " +
+				    known + ")");
+	}
+	input_error(path, 1,
+		    "cannot tell the trace format from the first line; give "
+		    "--trace-format");
+}
+
+} /* namespace tidal::sim */

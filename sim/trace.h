@@ -1,0 +1,59 @@
+/*
+ * trace.h - job traces in the anchors' formats and Slurm's sacct output.
+ *
+ * Every reader fills Job's request fields and leaves state alone.  Raw
+ * values are kept in the units the file gives after a plain unit change
+ * (ms -> s); the anchors' modelling adjustments (Muri's 1.015 solo factor,
+ * ElasticFlow's max_gpu rules, ...) belong to the presets, not here.
+ *
+ *   format       detected by                     notes
+ *   muri         job_id,num_gpu,submit_time,...  ms -> s; stages in `stages`
+ *   elasticflow  job_id,submit_time,iteration,.. or the ITP aliases
+ *   lucid        job_id,user,vc,jobname,...      datetimes -> s since the
+ *                                                first row
+ *   pollux       name,time,application,...
+ *   gavel        12 tab-separated columns (Gavel/Shockwave .trace)
+ *   sacct        '|' separated with JobID and Submit (sacct --parsable2)
+ *   tidal        id,submit,gpus,duration[,...]   Tidal's own CSV
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/model.h"
+
+namespace tidal::sim {
+
+struct Trace {
+	std::string path;
+	std::string format;
+	std::vector<Job> jobs; /* in file order; Job::index = row */
+	long skipped = 0;      /* rows skipped with a warning */
+	std::vector<std::string> warnings;
+
+	void skip(const std::string &why);
+};
+
+struct TraceFormat {
+	std::string name;
+	/* Does this text (the first lines of the file) look like ours? */
+	std::function<bool(const std::string &head)> detect;
+	std::function<void(const std::string &path, const std::string &text,
+			   Trace &out)>
+		read;
+};
+
+const std::vector<TraceFormat> &trace_formats();
+
+/* Load PATH; FORMAT "" = detect.  Throws InputError ("file:line: ..."). */
+Trace load_trace(const std::string &path, const std::string &format = "");
+
+/* Seconds since the Unix epoch for "YYYY-MM-DD HH:MM:SS" or
+ * "YYYY-MM-DDTHH:MM:SS", read as UTC.  RET: false if malformed. */
+bool parse_datetime(const std::string &s, double *out);
+
+} /* namespace tidal::sim */
