@@ -179,6 +179,8 @@ TiresiasOptions tiresias_options(const Params &p)
 				     {"arrival", "submit"});
 	t.within = w == "submit" ? TiresiasOptions::Within::Submit
 				 : TiresiasOptions::Within::Seq;
+	t.levels_from_state = p.get_choice("Tiresias.Levels", "attained",
+					   {"attained", "state"}) == "state";
 	return t;
 }
 

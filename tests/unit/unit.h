@@ -1,0 +1,83 @@
+/*
+ * unit.h - CMocka from C++: the headers it needs first, C linkage, and a
+ * few helpers for building hand-made snapshots.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#pragma once
+
+/* C++ headers before cmocka.h: it defines a fail() macro that breaks
+ * <ios>.  Include this header after every other header of a test. */
+#include <functional>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+extern "C" {
+#include <cmocka.h>
+}
+
+#include "core/model.h"
+
+namespace tidal::test {
+
+/* NODES nodes of GPUS each, one leaf switch per SWITCH_SIZE nodes. */
+inline Cluster cluster(int nodes, int gpus, int switch_size = 0)
+{
+	Cluster c;
+	for (int i = 0; i < nodes; i++) {
+		Node n;
+		n.name = "n" + std::to_string(i);
+		n.gpus = gpus;
+		if (switch_size > 0) {
+			int s = i / switch_size;
+			if ((int)c.switches.size() <= s) {
+				Switch sw;
+				sw.name = "s" + std::to_string(s);
+				c.switches.push_back(sw);
+			}
+			c.switches[s].nodes.push_back(i);
+			n.switch_id = s;
+		}
+		c.nodes.push_back(n);
+	}
+	return c;
+}
+
+inline Job job(JobId id, int gpus, Time submit, double duration)
+{
+	Job j;
+	j.id = id;
+	j.index = (size_t)id;
+	j.gpus = gpus;
+	j.submit = submit;
+	j.duration = duration;
+	j.iterations = duration;
+	j.remaining = duration;
+	j.iter_time = 1;
+	j.state = JobState::Pending;
+	return j;
+}
+
+inline Snapshot snapshot(const Cluster &c, const std::vector<Job> &jobs,
+			 Time now)
+{
+	Snapshot s;
+	s.cluster = &c;
+	s.now = now;
+	for (const Job &j : jobs)
+		s.jobs.push_back(&j);
+	return s;
+}
+
+} /* namespace tidal::test */
