@@ -113,8 +113,13 @@ static void read_elasticflow(const std::string &path, const std::string &text,
 	for (size_t r = 0; r < csv.rows(); r++) {
 		Job j;
 		j.index = r;
-		j.id = csv.integer(r, c_id);
-		j.name = csv.str(r, c_id);
+		/* ITP cluster traces name jobs by UUID: number them by row. */
+		const std::string &id = csv.str(r, c_id);
+		bool numeric = !id.empty() &&
+			       id.find_first_not_of("0123456789") ==
+				       std::string::npos;
+		j.id = numeric ? csv.integer(r, c_id) : (JobId)r;
+		j.name = id;
 		j.submit = csv.num(r, c_sub);
 		j.iterations = csv.num(r, c_it);
 		j.model = csv.str(r, c_model);
