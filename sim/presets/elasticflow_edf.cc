@@ -175,10 +175,29 @@ RunResult EdfRun::run()
 	return ctx.finish("edf");
 }
 
+/* The planner divides by the speed of any level up to max_gpu; the
+ * artifact dies with ZeroDivisionError on a 0 or empty cell there. */
+void check_levels(const Context &ctx)
+{
+	for (const EfJob &e : ctx.jobs)
+		for (int g : e.row->gpus) {
+			double v = e.row->at(g);
+			if (g > e.max_gpu || (std::isfinite(v) && v > 0))
+				continue;
+			input_error(ctx.in->trace_path, (long)e.job->index + 2,
+				    "edf: model " + e.job->model + " at batch " +
+					    std::to_string(e.job->batch) +
+					    " has no usable throughput at " +
+					    std::to_string(g) + " GPUs (max " +
+					    std::to_string(e.max_gpu) + ")");
+		}
+}
+
 } /* namespace */
 
 RunResult run_edf(Context &ctx)
 {
+	check_levels(ctx);
 	EdfRun r(ctx);
 	return r.run();
 }
