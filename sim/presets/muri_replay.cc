@@ -195,6 +195,7 @@ private:
 	void finish(MJob &m, Time now);
 	void advance(Time now);
 	void record_util(Time now);
+	Time pick(ArrivalBin **bin, const std::vector<MJob *> **ends);
 	bool coincide(Time end, Time start) const
 	{
 		return rules_.merge_abs < 0
@@ -208,6 +209,10 @@ private:
 	std::vector<MJob> jobs_;
 	std::vector<ArrivalBin> bins_;
 	std::vector<MJob *> runnable_;
+	size_t next_bin_ = 0;
+	std::vector<MJob *> ending_; /* the next end event's jobs */
+	Time end_time_ = kNever;     /* ... and its time */
+	Time jump_ = kNever;         /* the scheduler's next queue jump */
 	RunResult result_;
 	long done_ = 0;
 };
@@ -267,51 +272,55 @@ void Loop::record_util(Time now)
 		result_.util.push_back({now, busy});
 }
 
+/* Step 1 of MODEL.md §3: the next event.  Sets *BIN to the arrival bin
+ * it takes (or nullptr) and returns the jobs it ends (or nullptr). */
+Time Loop::pick(ArrivalBin **bin, const std::vector<MJob *> **ends)
+{
+	*bin = next_bin_ < bins_.size() ? &bins_[next_bin_] : nullptr;
+	*ends = nullptr;
+	Time start = *bin ? (*bin)->time : kNever, now;
+	bool take_bin = true;
+	if (*bin && end_time_ != kNever && coincide(end_time_, start)) {
+		/* The anchor stores the end jobs on the arrival event itself:
+		 * if a queue jump comes first, they stay there and end with
+		 * the arrival. */
+		(*bin)->ends = ending_;
+		now = start;
+	} else if (end_time_ < start) {
+		now = end_time_;
+		*ends = &ending_;
+		take_bin = false;
+	} else {
+		now = start;
+	}
+	if (now > jump_) {
+		now = jump_;
+		take_bin = false;
+		*ends = nullptr;
+	}
+	if (take_bin) {
+		*ends = &(*bin)->ends;
+		next_bin_++;
+	} else {
+		*bin = nullptr;
+	}
+	return now;
+}
+
 RunResult Loop::run()
 {
-	size_t next_bin = 0;
-	std::vector<MJob *> ending;
-	Time end_time = kNever, jump = kNever;
 	long total = (long)jobs_.size();
 	record_util(0);
-	while (next_bin < bins_.size() || !runnable_.empty()) {
-		if (next_bin == bins_.size() && end_time == kNever)
+	while (next_bin_ < bins_.size() || !runnable_.empty()) {
+		if (next_bin_ == bins_.size() && end_time_ == kNever)
 			break; /* the anchor: "cluster not large enough" */
-		ArrivalBin *bin = next_bin < bins_.size() ? &bins_[next_bin]
-							 : nullptr;
-		Time start_time = bin ? bin->time : kNever;
-		Time now;
-		bool take_bin = false;
-		const std::vector<MJob *> *ends = nullptr;
-		if (bin && end_time != kNever && coincide(end_time, start_time)) {
-			/* The anchor stores the end jobs on the arrival event
-			 * itself: if a queue jump comes first, they stay
-			 * there and end with the arrival. */
-			bin->ends = ending;
-			now = start_time;
-			take_bin = true;
-		} else if (end_time < start_time) {
-			now = end_time;
-			ends = &ending;
-		} else {
-			now = start_time;
-			take_bin = true;
-		}
-		if (now > jump) {
-			now = jump;
-			take_bin = false;
-			ends = nullptr;
-		}
-		if (take_bin) {
-			ends = &bin->ends;
-			next_bin++;
-		} else {
-			bin = nullptr;
-		}
-
+		ArrivalBin *bin;
+		const std::vector<MJob *> *ends;
+		Time now = pick(&bin, &ends);
 		if (ends && !ends->empty()) {
 			for (MJob *m : *ends)
-				finish(*m, now);
+				if (m->job.state != JobState::Done)
+					finish(*m, now);
 			std::erase_if(runnable_, [](MJob *m) {
 				return m->job.state == JobState::Done;
 			});
@@ -325,8 +334,8 @@ RunResult Loop::run()
 			}
 		advance(now);
 		sched_.schedule(runnable_, now);
-		end_time = next_end(runnable_, now, rules_, &ending);
-		jump = sched_.next_jump(runnable_, now);
+		end_time_ = next_end(runnable_, now, rules_, &ending_);
+		jump_ = sched_.next_jump(runnable_, now);
 		result_.events++;
 		record_util(now);
 		if (progress_)
