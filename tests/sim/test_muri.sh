@@ -1,0 +1,34 @@
+# test_muri.sh - the muri preset against the Muri simulator's own runs
+# (shared/anchors/muri/MODEL.md §7; tolerances from anchors/README.md).
+# avg JCT and makespan are the README's targets; p99 JCT (sorted[int(0.99 n)])
+# is an extra check of the tail.  About 3 CPU seconds in all.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+MURI=$ANCHORS/muri/simulator
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+"$SIM" --preset muri --cluster "$MURI/cluster_spec/n8g8.csv" \
+	--trace "$MURI/trace-data/trace3.csv" --policy srtf,srsf,tiresias \
+	--quiet --json "$TMP/trace3.json" || exit 1
+"$SIM" --preset muri --cluster "$MURI/cluster_spec/n8g8.csv" \
+	--trace "$MURI/trace-data/trace3_pr.csv" --policy srtf \
+	--quiet --json "$TMP/trace3_pr.json" || exit 1
+
+J=$TMP/trace3.json
+check "muri trace3" "$J" srtf avg_jct 193081.796024 0.5
+check "muri trace3" "$J" srsf avg_jct 185021.880164 0.5
+check "muri trace3" "$J" tiresias avg_jct 347213.248119 0.5
+check "muri trace3" "$J" srtf makespan 8174135.280030 0.5
+check "muri trace3" "$J" srsf makespan 8174135.280030 0.5
+check "muri trace3" "$J" tiresias makespan 8174226.280030 0.5
+check "muri trace3 (tail)" "$J" srtf p99_jct 4538890.607380 0.5
+check "muri trace3 (tail)" "$J" srsf p99_jct 4189699.176840 0.5
+check "muri trace3 (tail)" "$J" tiresias p99_jct 4983397.254010 0.5
+
+J=$TMP/trace3_pr.json
+check "muri trace3_pr" "$J" srtf avg_jct 844394.780042 0.5
+check "muri trace3_pr" "$J" srtf makespan 7261795.828010 0.5
+check "muri trace3_pr (tail)" "$J" srtf p99_jct 6363099.549165 0.5
+finish
