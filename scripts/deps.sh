@@ -26,6 +26,8 @@ readonly PACKAGES=(
 	liblemon-dev                           # max-weight matching (Muri)
 	libgloo-dev                            # CPU trainer collectives
 	libibverbs-dev libibnetdisc-dev        # InfiniBand HCAs and fabric
+	libibmad-dev libibumad-dev             # ibnetdisc.h includes mad.h, umad.h;
+	                                       # libibnetdisc-dev lacks the Depends
 	ibsim-utils libumad2sim0               # InfiniBand fabric simulator
 	slurmctld slurmd slurm-client libslurm-dev
 )
@@ -136,7 +138,7 @@ main() {
 
 	if [[ $need_update -eq 0 ]]; then
 		say "running apt-get update"
-		apt-get update -q
+		apt-get update -q -o DPkg::Lock::Timeout=600
 	fi
 
 	if [[ ${#missing[@]} -eq 0 ]]; then
@@ -145,7 +147,8 @@ main() {
 	fi
 
 	say "installing: ${missing[*]}"
-	apt-get install -y -q --no-install-recommends \
+	# Wait for another apt/dpkg run (unattended-upgrades, a colleague) to end.
+	apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 \
 		-o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
 		"${missing[@]}"
 
