@@ -131,6 +131,10 @@ struct Snapshot {
 	const Cluster *cluster = nullptr;
 	std::vector<const Job *> jobs;
 	Time now = 0;
+	/* false: the caller (a replay) reads only actions, GPUs and
+	 * placements, so policies may skip building reason strings, and Keep
+	 * decisions need not repeat the job's placement. */
+	bool want_reasons = true;
 };
 
 } /* namespace tidal */

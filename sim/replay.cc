@@ -174,6 +174,7 @@ void Replayer::decide(Time now)
 	Snapshot snap;
 	snap.cluster = &in_.cluster;
 	snap.now = now;
+	snap.want_reasons = false;
 	snap.jobs.reserve(active_.size());
 	for (const Live &l : active_)
 		snap.jobs.push_back(l.job);

@@ -45,32 +45,37 @@ static std::string fmt_fit(int need, int free_now)
 Plan QueuePolicy::decide(const Snapshot &snap)
 {
 	Plan plan;
+	const bool want = snap.want_reasons;
 	const std::vector<const Job *> &jobs = snap.jobs;
 	FreeMap free(*snap.cluster);
+	plan.decisions.reserve(jobs.size());
 
 	/* Rank the candidates; non-preemptive policies leave running jobs
 	 * where they are. */
 	std::vector<const Job *> cand;
-	std::vector<Rank> ranks;
+	cand.reserve(jobs.size());
 	for (const Job *j : jobs) {
 		if (j->state == JobState::Running && !opt_.preemptive) {
 			if (!free.take(j->placement))
 				free.place(j->alloc, opt_.placement);
-			plan.add(j->id, Action::Keep, j->alloc,
-				 name_ + ": running (not preemptive)")
-				.placement = j->placement;
+			Decision &d = plan.add(j->id, Action::Keep, j->alloc,
+					       want ? name_ + ": running (not preemptive)"
+						    : std::string());
+			if (want)
+				d.placement = j->placement;
 			continue;
 		}
 		cand.push_back(j);
 	}
-	std::vector<size_t> order(cand.size());
-	std::iota(order.begin(), order.end(), 0);
+	std::vector<Rank> ranks;
 	ranks.reserve(cand.size());
 	for (const Job *j : cand)
 		ranks.push_back(rank(*j, snap));
-	std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-		return ranks[a] < ranks[b];
-	});
+	std::vector<size_t> order(cand.size());
+	std::iota(order.begin(), order.end(), 0);
+	auto before = [&](size_t a, size_t b) { return ranks[a] < ranks[b]; };
+	if (!std::is_sorted(order.begin(), order.end(), before))
+		std::stable_sort(order.begin(), order.end(), before);
 
 	/* Quota: choose by count against the whole cluster first. */
 	std::vector<bool> chosen(cand.size(), true);
@@ -92,29 +97,36 @@ Plan QueuePolicy::decide(const Snapshot &snap)
 	bool blocked = false;
 	JobId blocker = 0;
 	int position = 0;
+	auto why = [&](const Job &j, size_t i, const std::string &tail) {
+		if (!want)
+			return std::string();
+		std::ostringstream s;
+		s << name_ << ": " << rank_reason(j, ranks[i]) << ", rank "
+		  << position << " of " << cand.size() << tail;
+		return s.str();
+	};
 	for (size_t i : order) {
 		const Job &j = *cand[i];
 		position++;
-		std::ostringstream why;
-		why << name_ << ": " << rank_reason(j, ranks[i]) << ", rank "
-		    << position << " of " << cand.size();
 		bool running = j.state == JobState::Running;
 
 		if (!chosen[i]) {
-			why << "; outside the GPU quota";
 			plan.add(j.id, running ? Action::Preempt : Action::Hold,
-				 j.gpus, why.str());
+				 j.gpus, why(j, i, "; outside the GPU quota"));
 			continue;
 		}
 		if (opt_.discipline == Discipline::Quota && running &&
 		    !opt_.replace) {
-			plan.add(j.id, Action::Keep, j.alloc, why.str())
-				.placement = j.placement;
+			Decision &d = plan.add(j.id, Action::Keep, j.alloc,
+					       why(j, i, ""));
+			d.placement = j.placement;
 			continue;
 		}
 		if (blocked && !running) {
-			why << "; waiting behind job " << blocker;
-			plan.add(j.id, Action::Hold, j.gpus, why.str());
+			plan.add(j.id, Action::Hold, j.gpus,
+				 want ? why(j, i, "; waiting behind job " +
+						std::to_string(blocker))
+				      : std::string());
 			continue;
 		}
 		std::optional<Placement> p;
@@ -126,12 +138,13 @@ Plan QueuePolicy::decide(const Snapshot &snap)
 			Action a = !running ? Action::Start
 				   : *p == j.placement ? Action::Keep
 						       : Action::Resize;
-			plan.add(j.id, a, j.gpus, why.str()).placement = *p;
+			plan.add(j.id, a, j.gpus, why(j, i, "")).placement =
+				std::move(*p);
 			continue;
 		}
-		why << "; " << fmt_fit(j.gpus, free.free_total());
 		plan.add(j.id, running ? Action::Preempt : Action::Hold, j.gpus,
-			 why.str());
+			 want ? why(j, i, "; " + fmt_fit(j.gpus, free.free_total()))
+			      : std::string());
 		if (opt_.discipline == Discipline::Block && !running &&
 		    !blocked) {
 			blocked = true;

@@ -137,6 +137,7 @@ void TiresiasRun::schedule(SlotTime now, bool restart)
 	Snapshot snap;
 	snap.cluster = &ctx.in->cluster;
 	snap.now = (Time)now;
+	snap.want_reasons = false;
 	for (const std::vector<int> &q : queues)
 		for (size_t pos = 0; pos < q.size(); pos++) {
 			int j = q[pos];

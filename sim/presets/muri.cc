@@ -45,6 +45,7 @@ Plan decide(Policy &policy, const Cluster &cluster,
 	Snapshot snap;
 	snap.cluster = &cluster;
 	snap.now = now;
+	snap.want_reasons = false;
 	snap.jobs.reserve(runnable.size());
 	for (const MJob *m : runnable)
 		snap.jobs.push_back(&m->job);
