@@ -21,6 +21,7 @@ static const struct {
 	{PlacementScheme::FirstFit, "first-fit"},
 	{PlacementScheme::BestFit, "best-fit"},
 	{PlacementScheme::Count, "count"},
+	{PlacementScheme::MostFree, "most-free"},
 };
 
 bool placement_scheme_from_name(const std::string &name, PlacementScheme *out)
@@ -77,6 +78,9 @@ std::optional<Placement> FreeMap::place(int gpus, PlacementScheme scheme,
 		break;
 	case PlacementScheme::BestFit:
 		p = best_fit(gpus);
+		break;
+	case PlacementScheme::MostFree:
+		p = most_free(gpus);
 		break;
 	}
 	if (p && mode == PlaceMode::Commit)
@@ -287,6 +291,27 @@ std::optional<Placement> FreeMap::best_fit(int gpus) const
 		}
 	}
 	return std::nullopt;
+}
+
+/* The Pollux artifact's Tiresias: take min(free, left) from the node with
+ * the most free GPUs (the first such node on ties), until done. */
+std::optional<Placement> FreeMap::most_free(int gpus) const
+{
+	std::vector<int> f = free_;
+	Placement p;
+	while (gpus > 0) {
+		int best = -1;
+		for (int n = 0; n < (int)f.size(); n++)
+			if (f[n] > 0 && (best < 0 || f[n] > f[best]))
+				best = n;
+		if (best < 0)
+			return std::nullopt;
+		int take = std::min(f[best], gpus);
+		p.push_back({best, take});
+		f[best] -= take;
+		gpus -= take;
+	}
+	return p;
 }
 
 } /* namespace tidal */

@@ -17,6 +17,9 @@
  *                 descending free (whole idle nodes first) for wide ones.
  *   count         a global GPU counter, no fragmentation (Tiresias in the
  *                 Muri and ElasticFlow simulators); shares carry node -1.
+ *   most-free     repeatedly all it needs from the node with the most free
+ *                 GPUs, ties to the lowest index (Tiresias in the Pollux
+ *                 artifact: Counter.most_common); shares in taking order.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -36,6 +39,7 @@ enum class PlacementScheme : std::uint8_t {
 	FirstFit,
 	BestFit,
 	Count,
+	MostFree,
 };
 /* Parse a scheme name; returns false for an unknown name. */
 bool placement_scheme_from_name(const std::string &name, PlacementScheme *out);
@@ -65,6 +69,7 @@ private:
 	std::optional<Placement> switch_aware(int gpus) const;
 	std::optional<Placement> first_fit(int gpus) const;
 	std::optional<Placement> best_fit(int gpus) const;
+	std::optional<Placement> most_free(int gpus) const;
 	/* Greedy fill of NODES (in the given order) up to GPUS. */
 	std::optional<Placement> fill(const std::vector<int> &nodes,
 				      int gpus) const;

@@ -17,7 +17,7 @@ QueueOptions queue_options(const Params &params, QueueOptions d)
 	std::string p = params.get_choice(
 		"Placement", placement_scheme_name(d.placement),
 		{"consolidated", "switch-aware", "first-fit", "best-fit",
-		 "count"});
+		 "count", "most-free"});
 	placement_scheme_from_name(p, &o.placement);
 	static const char *disc[] = {"skip", "block", "quota"};
 	std::string dn = params.get_choice(

@@ -20,7 +20,7 @@
  * GPUs.  Preemptive ones rank everything and preempt running jobs that lose
  * their place.  Parameters (Key=Value, prefix = policy name):
  *
- *   Placement=consolidated|switch-aware|first-fit|best-fit|count
+ *   Placement=consolidated|switch-aware|first-fit|best-fit|count|most-free
  *   Discipline=skip|block|quota
  *   Preemptive=yes|no
  *   Replace=yes|no        re-place running jobs from an empty cluster at
