@@ -219,6 +219,8 @@ void LucidPreset::prepare(SimInput &in)
 		set_estimates(in.trace.jobs, in.estimates_path,
 			      in.policy_config.get_double(
 				      "Lucid.NegativeEstimate", 1000, -1e18, 1e18));
+	if (!in.policy_config.errors().empty())
+		throw InputError(in.policy_config.errors().front());
 }
 
 void LucidPreset::set_estimates(std::vector<Job> &jobs, const std::string &path,
