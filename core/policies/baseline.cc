@@ -63,21 +63,56 @@ protected:
 	}
 };
 
+/*
+ * Qssf.Ties=arrival|gpus     equal estimated service: arrival order, or the
+ *                            smaller GPU count first (Lucid's simulator sorts
+ *                            by GPUs, then stably by estimate).
+ * Qssf.NewOrder=estimate|gpus
+ *                            when no pending job has waited yet (all were
+ *                            submitted at snap.now), rank by GPU count only:
+ *                            Lucid's simulator gives estimates only once a
+ *                            job from an earlier second is still queued.
+ */
 class Qssf : public QueuePolicy {
 public:
-	using QueuePolicy::QueuePolicy;
+	Qssf(std::string name, QueueOptions o, const Params &p)
+		: QueuePolicy(std::move(name), o)
+	{
+		ties_by_gpus_ = p.get_choice("Qssf.Ties", "arrival",
+					     {"arrival", "gpus"}) == "gpus";
+		new_by_gpus_ = p.get_choice("Qssf.NewOrder", "estimate",
+					    {"estimate", "gpus"}) == "gpus";
+	}
+	Plan decide(const Snapshot &snap) override
+	{
+		all_new_ = new_by_gpus_;
+		for (const Job *j : snap.jobs)
+			if (j->state == JobState::Pending && j->submit < snap.now)
+				all_new_ = false;
+		return QueuePolicy::decide(snap);
+	}
 
 protected:
 	Rank rank(const Job &j, const Snapshot &) const override
 	{
+		if (all_new_)
+			return {(double)j.gpus, 0};
 		double est = j.estimate >= 0 ? j.estimate : j.duration;
-		return {est * j.gpus, 0};
+		return {est * j.gpus, ties_by_gpus_ ? (double)j.gpus : 0};
 	}
 	std::string rank_reason(const Job &j, const Rank &r) const override
 	{
+		if (all_new_)
+			return "no job has waited yet: " +
+			       std::to_string(j.gpus) + " GPUs";
 		return "estimated service " + secs(r.k1) +
 		       (j.estimate >= 0 ? "" : " (no estimate: duration)");
 	}
+
+private:
+	bool ties_by_gpus_ = false;
+	bool new_by_gpus_ = false;
+	bool all_new_ = false; /* set per decide() */
 };
 
 class Srtf : public QueuePolicy {
@@ -121,10 +156,13 @@ protected:
 
 } /* namespace */
 
-int tiresias_level(const std::vector<double> &thresholds, double attained)
+int tiresias_level(const std::vector<double> &thresholds, double attained,
+		   bool exceed)
 {
 	int level = 0;
-	while (level < (int)thresholds.size() && attained >= thresholds[level])
+	while (level < (int)thresholds.size() &&
+	       (exceed ? attained > thresholds[level]
+		       : attained >= thresholds[level]))
 		level++;
 	return level;
 }
@@ -136,8 +174,10 @@ Tiresias::Tiresias(std::string name, QueueOptions o, TiresiasOptions t)
 
 int Tiresias::level_of(const Job &j) const
 {
-	return t_.levels_from_state ? j.level
-				    : tiresias_level(t_.thresholds, j.attained);
+	return t_.levels_from_state
+		       ? j.level
+		       : tiresias_level(t_.thresholds, j.attained,
+					t_.demote == TiresiasOptions::Demote::Exceed);
 }
 
 Rank Tiresias::rank(const Job &j, const Snapshot &) const
@@ -181,6 +221,10 @@ TiresiasOptions tiresias_options(const Params &p)
 				 : TiresiasOptions::Within::Seq;
 	t.levels_from_state = p.get_choice("Tiresias.Levels", "attained",
 					   {"attained", "state"}) == "state";
+	t.demote = p.get_choice("Tiresias.Demote", "reach",
+				{"reach", "exceed"}) == "exceed"
+			   ? TiresiasOptions::Demote::Exceed
+			   : TiresiasOptions::Demote::Reach;
 	return t;
 }
 
@@ -214,8 +258,8 @@ static PolicyRegistrar reg_sjf(
 static PolicyRegistrar reg_qssf(
 	"qssf", "quasi-shortest-service-first: estimate x GPUs (Helios)",
 	[](const Params &p) {
-		return std::make_unique<Qssf>("qssf",
-					      queue_options(p, nonpreemptive()));
+		return std::make_unique<Qssf>(
+			"qssf", queue_options(p, nonpreemptive()), p);
 	});
 static PolicyRegistrar reg_srtf(
 	"srtf", "shortest remaining time first, preemptive",

@@ -23,12 +23,17 @@ struct TiresiasOptions {
 	/* Take the level from Job::level (the caller demotes) rather than
 	 * computing it from Job::attained. */
 	bool levels_from_state = false;
+	/* A job moves down once its attained service reaches the threshold
+	 * (>=), or only once it exceeds it (>, Lucid's simulator). */
+	enum class Demote : std::uint8_t { Reach, Exceed } demote = Demote::Reach;
 };
 
 TiresiasOptions tiresias_options(const Params &p);
 
-/* Level for ATTAINED GPU-seconds: the number of thresholds reached. */
-int tiresias_level(const std::vector<double> &thresholds, double attained);
+/* Level for ATTAINED GPU-seconds: the number of thresholds reached (or,
+ * with EXCEED, passed). */
+int tiresias_level(const std::vector<double> &thresholds, double attained,
+		   bool exceed = false);
 
 class Tiresias : public QueuePolicy {
 public:
