@@ -2,5 +2,9 @@
 # cost, and scale from 10k to 1M jobs.  Results are printed as tables with
 # the machine noted; nothing here is a pass/fail test.
 
-bench: $(BUILD)/tidal-sim
-	bench/run.sh $(BUILD)/tidal-sim
+$(BUILD)/gen-trace: bench/gen_trace.cc
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++20 -O2 -o $@ $<
+
+bench: $(BUILD)/tidal-sim $(BUILD)/gen-trace
+	bench/run.sh $(BUILD)
