@@ -44,9 +44,13 @@ all: $(BUILD)/tidal-sim
 
 # ---------------------------------------------------------------- configure
 
+# One configure at a time (parallel makes would race in the tree).  Without
+# a Slurm source tree (no deb-src reachable) the plugin is skipped.
 config.mk: configure.ac config.mk.in | $(BUILD)/.deps
-	autoreconf -fi
-	./configure --with-slurm-src="$$(scripts/slurm-src.sh || true)"
+	flock .configure.lock sh -c 'autoreconf -fi && \
+		src=$$(scripts/slurm-src.sh) || { src=; \
+		echo "warning: no Slurm source tree; the plugin will be skipped" >&2; }; \
+		./configure --with-slurm-src="$$src"'
 
 $(BUILD)/.deps: scripts/deps.sh
 	scripts/deps.sh
@@ -107,7 +111,7 @@ install: all
 
 # ---------------------------------------------------------------- demo
 
-demo: $(BUILD)/tidal-sim
+demo: $(BUILD)/tidal-sim $(BUILD)/gen-trace
 	scripts/demo.sh $(BUILD)
 
 # ---------------------------------------------------------------- cleaning

@@ -30,6 +30,8 @@ readonly PACKAGES=(
 	                                       # libibnetdisc-dev lacks the Depends
 	ibsim-utils libumad2sim0               # InfiniBand fabric simulator
 	slurmctld slurmd slurm-client libslurm-dev
+	jq                                     # golden tests read tidal-sim --json
+	time                                   # /usr/bin/time for make bench
 )
 
 # What Slurm's own ./configure needs with Debian's flags (see debian/rules of

@@ -252,7 +252,7 @@ static void axes(std::ostream &o, const Panel &p, const std::string &xl,
 void write_svg(std::ostream &o, const std::vector<RunResult> &runs,
 	       const std::string &title)
 {
-	const double W = 1100, H = 480;
+	const double W = 1100, H = 490;
 	o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << W
 	  << "' height='" << H << "' font-family='sans-serif' font-size='12'>\n"
 	  << "<rect width='100%' height='100%' fill='white'/>\n"
@@ -306,8 +306,8 @@ void write_svg(std::ostream &o, const std::vector<RunResult> &runs,
 			prev = f;
 		}
 		o << "'/>\n";
-		double ly = 420 + 18 * (double)(k / 4);
-		double lx = 80 + 250 * (double)(k % 4);
+		double ly = 448 + 18 * (double)(k / 6);
+		double lx = 80 + 160 * (double)(k % 6);
 		o << "<rect x='" << lx << "' y='" << ly - 10
 		  << "' width='14' height='14' fill='" << col << "'/>"
 		  << "<text x='" << lx + 20 << "' y='" << ly + 2 << "'>"
