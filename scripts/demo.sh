@@ -69,11 +69,15 @@ v="$anchors/lucid/synthetic/variantA_1day_900jobs"
 "$sim" --quiet --preset lucid --cluster "$anchors/lucid/lucid/venus_vc_config.csv" \
 	--profiles "$anchors/lucid/lucid" --estimates "$v/synthetic_ebm_estimates.csv" \
 	--trace "$v/cluster_full_log.csv" --policy fifo,sjf,srtf,qssf,tiresias --json "$j"
+# The reference per-job logs hold the anchor's JCTs (qssf: the sweep run).
+lucid_ref() {
+	local f="$v/ref_logs/$1_consolidate_all_log.csv"
+	[ -f "$f" ] || f="$v/ref_logs/$1_consolidate_all_log__sweep_EBM.csv"
+	awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "jct") c = i; next }
+		{ s += $c; n++ } END { printf "%.6f", s / n }' "$f"
+}
 for p in fifo sjf srtf qssf tiresias; do
-	ref=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "jct") c = i; next }
-		{ s += $c; n++ } END { printf "%.6f", s / n }' "$v/ref_logs/${p}_consolidate_all_log.csv" 2>/dev/null || true)
-	[ -f "$v/ref_logs/${p}_consolidate_all_log.csv" ] || ref=$(ls "$v"/ref_logs/${p}_consolidate_all_log__sweep*.csv 2>/dev/null | head -1 | xargs -r awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "jct") c = i; next } { s += $c; n++ } END { printf "%.6f", s / n }')
-	anchor_row lucid "$p" avg_jct "${ref:-0}" "$j"
+	anchor_row lucid "$p" avg_jct "$(lucid_ref "$p")" "$j"
 done
 
 j="$out/pollux.json"
