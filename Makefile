@@ -38,7 +38,7 @@ TIDAL_CXXFLAGS := -std=c++20 $(OPT) $(WARN) -fPIC $(SANFLAGS) -I. \
 TIDAL_LDFLAGS := $(SANFLAGS) $(LDFLAGS)
 
 .PHONY: all check check-unit check-sim check-fuzz check-emu check-cluster \
-	bench demo install deps clean distclean help fuzz
+	bench demo install deps clean distclean help fuzz check-build
 
 all: $(BUILD)/tidal-sim
 
