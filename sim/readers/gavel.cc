@@ -11,6 +11,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
+#include <algorithm>
 #include <cstdlib>
 
 #include "sim/csv.h"
@@ -52,7 +53,8 @@ void read_gavel(const std::string &path, const std::string &text, Trace &t)
 			j.batch = std::atoi(bs.c_str());
 		j.iterations = csv.num(r, 5);
 		j.gpus = csv.small_integer(r, 6);
-		j.duration = csv.num(r, 10);
+		/* A placeholder; a negative one (-1) means "not given". */
+		j.duration = std::max(0.0, csv.num(r, 10));
 		j.submit = csv.num(r, 11);
 		j.iter_time = j.iterations > 0 && j.duration > 0
 				      ? j.duration / j.iterations
