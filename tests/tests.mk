@@ -15,7 +15,8 @@ $(BUILD)/tests/%: tests/unit/%.cc tests/unit/unit.h $(BUILD)/libtidal-sim.a \
 	$(CXX) $(TIDAL_CXXFLAGS) -o $@ $< $(TIDAL_LDFLAGS) $(TIDAL_LIBS) \
 		$(CMOCKA_LIBS)
 
-check: check-unit check-sim
+include tests/fuzz/fuzz.mk
+check: check-unit check-sim check-fuzz
 
 check-unit: $(UNIT_BIN)
 	@tests/run-unit.sh $(UNIT_BIN)
