@@ -49,24 +49,28 @@ $(FUZZ_FORMATS:%=$(FUZZ_BUILD)/fuzz-%): $(FUZZ_BUILD)/fuzz-%: \
 
 # Can this clang++ link a fuzzer?  (Debian's clang needs libclang-rt-dev
 # or the versioned libclang-common package for libFuzzer.)
-FUZZ_PROBE = test -n "$(CLANG)" && printf '%s\n' \
+FUZZ_PROBE = ( test -n "$(CLANG)" && printf '%s\n' \
 	'extern "C" int LLVMFuzzerTestOneInput(const char *, unsigned long)' \
 	'{ return 0; }' | $(CLANG) -x c++ -fsanitize=fuzzer - \
-	-o $(FUZZ_BUILD)/.probe >/dev/null 2>&1
+	-o $(FUZZ_BUILD)/.probe >/dev/null 2>&1 )
+
+.PHONY: fuzz-targets
+fuzz-targets: $(FUZZ_BIN)
+	@:
 
 fuzz:
 	@mkdir -p $(FUZZ_BUILD)
 	@if ! $(FUZZ_PROBE); then \
 		echo "fuzz: no clang++ with libFuzzer ($(or $(CLANG),clang++ not found)); nothing built"; \
 		exit 1; fi
-	@$(MAKE) --no-print-directory $(FUZZ_BIN)
+	@$(MAKE) --no-print-directory fuzz-targets
 
 check-fuzz:
 	@mkdir -p $(FUZZ_BUILD)
 	@if ! $(FUZZ_PROBE); then \
 		echo "check-fuzz: SKIPPED: no clang++ with libFuzzer ($(or $(CLANG),clang++ not found))"; \
 	else \
-		$(MAKE) --no-print-directory $(FUZZ_BIN) && \
+		$(MAKE) --no-print-directory fuzz-targets && \
 		tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BIN); \
 	fi
 
