@@ -159,22 +159,30 @@ std::vector<double> Params::get_list(const std::string &key,
 	auto it = kv_.find(lower(key));
 	if (it == kv_.end())
 		return def;
+	/* An empty value is an empty list; an empty item ("1,,2", "1,")
+	 * is an error. */
 	std::vector<double> out;
-	std::istringstream in(it->second);
-	std::string item;
-	while (std::getline(in, item, ',')) {
+	const std::string &s = it->second;
+	if (trim(s).empty())
+		return out;
+	size_t start = 0;
+	for (;;) {
+		size_t comma = s.find(',', start);
+		std::string item = trim(s.substr(start, comma - start));
 		double v;
-		if (!parse_double(trim(item), &v) || v < min || v > max) {
+		if (!parse_double(item, &v) || v < min || v > max) {
 			std::ostringstream m;
-			m << key << "=" << it->second
+			m << key << "=" << s
 			  << ": must be a comma separated list of numbers in ["
 			  << min << ", " << max << "]; using the default";
 			error(m.str());
 			return def;
 		}
 		out.push_back(v);
+		if (comma == std::string::npos)
+			return out;
+		start = comma + 1;
 	}
-	return out;
 }
 
 std::string Params::get_choice(const std::string &key, const std::string &def,

@@ -88,14 +88,24 @@ std::optional<Placement> FreeMap::place(int gpus, PlacementScheme scheme,
 	return p;
 }
 
+/* A share names a node of this map (or -1 under the count scheme) and a
+ * non-negative count.  The same node may appear in several shares: their
+ * sum must fit (k^2 over a placement's few shares). */
 bool FreeMap::take(const Placement &p, PlaceMode mode)
 {
-	int sum = 0;
+	long sum = 0;
 	for (const NodeShare &s : p) {
-		if (s.node >= 0 &&
-		    (s.node >= (int)free_.size() || free_[s.node] < s.gpus))
+		if (s.gpus < 0 || s.node < -1 || s.node >= (int)free_.size())
 			return false;
 		sum += s.gpus;
+		if (s.node < 0)
+			continue;
+		long on_node = 0;
+		for (const NodeShare &o : p)
+			if (o.node == s.node)
+				on_node += o.gpus;
+		if (on_node > free_[s.node])
+			return false;
 	}
 	if (sum > free_total_)
 		return false;
@@ -104,13 +114,17 @@ bool FreeMap::take(const Placement &p, PlaceMode mode)
 	for (const NodeShare &s : p)
 		if (s.node >= 0)
 			free_[s.node] -= s.gpus;
-	free_total_ -= sum;
+	free_total_ -= (int)sum;
 	return true;
 }
 
+/* Give back what take() or place() took; shares naming no node of this
+ * map are ignored. */
 void FreeMap::release(const Placement &p)
 {
 	for (const NodeShare &s : p) {
+		if (s.node >= (int)free_.size() || s.node < -1)
+			continue;
 		if (s.node >= 0)
 			free_[s.node] += s.gpus;
 		free_total_ += s.gpus;
@@ -124,6 +138,10 @@ std::optional<Placement> FreeMap::fill(const std::vector<int> &nodes,
 	for (int n : nodes) {
 		if (gpus == 0)
 			break;
+		/* A node listed twice (two switches name it) is used once. */
+		if (std::any_of(p.begin(), p.end(),
+				[n](const NodeShare &s) { return s.node == n; }))
+			continue;
 		int take = std::min(gpus, free_[n]);
 		if (take > 0) {
 			p.push_back({n, take});
@@ -213,13 +231,26 @@ std::optional<Placement> FreeMap::switch_aware(int gpus) const
 	std::stable_sort(leaves.begin(), leaves.end(),
 			 [&](int a, int b) { return sw_free[a] > sw_free[b]; });
 	std::vector<int> nodes;
+	std::vector<bool> listed(free_.size(), false);
 	for (int s : leaves) {
 		std::vector<int> ns = cluster_.switches[s].nodes;
 		std::stable_sort(ns.begin(), ns.end(), [&](int a, int b) {
 			return free_[a] > free_[b];
 		});
-		nodes.insert(nodes.end(), ns.begin(), ns.end());
+		for (int n : ns)
+			if (!listed[n]) {
+				listed[n] = true;
+				nodes.push_back(n);
+			}
 	}
+	/* Nodes under no leaf switch (a partial topology.conf) come last. */
+	std::vector<int> rest;
+	for (int n = 0; n < (int)free_.size(); n++)
+		if (!listed[n])
+			rest.push_back(n);
+	std::stable_sort(rest.begin(), rest.end(),
+			 [&](int a, int b) { return free_[a] > free_[b]; });
+	nodes.insert(nodes.end(), rest.begin(), rest.end());
 	return fill(nodes, gpus);
 }
 

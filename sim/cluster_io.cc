@@ -6,10 +6,13 @@
 #include "sim/cluster_io.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <sstream>
+#include <unordered_map>
 
 #include "core/params.h"
 #include "sim/csv.h"
@@ -18,16 +21,23 @@ namespace tidal::sim {
 
 namespace fs = std::filesystem;
 
-/* Split "a,b[1-2,4],c" at top-level commas. */
+/* Limits that keep a typo (n[0-99999999]) from eating the machine, and
+ * every sum below from overflowing an int.  No real cluster is near them. */
+static constexpr long kMaxNodes = 100000;
+static constexpr long kMaxGpusPerNode = 65536;
+static constexpr long kMaxGpus = 1L << 24;
+static constexpr int kMaxHostlistDims = 8;
+
+/* Split "a,b[1-2,4],c" at top-level commas (none inside [] or ()). */
 static std::vector<std::string> split_top(const std::string &s)
 {
 	std::vector<std::string> out;
 	std::string cur;
 	int depth = 0;
 	for (char c : s) {
-		if (c == '[')
+		if (c == '[' || c == '(')
 			depth++;
-		if (c == ']')
+		if (c == ']' || c == ')')
 			depth--;
 		if (c == ',' && depth == 0) {
 			out.push_back(cur);
@@ -44,68 +54,110 @@ static std::vector<std::string> split_top(const std::string &s)
 static long parse_index(const std::string &s, const std::string &file,
 			long line)
 {
-	if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos)
+	if (s.empty() || s.size() > 9 ||
+	    s.find_first_not_of("0123456789") != std::string::npos)
 		input_error(file, line, "bad hostlist number '" + s + "'");
 	return std::strtol(s.c_str(), nullptr, 10);
+}
+
+static void push_host(std::vector<std::string> &out, std::string name,
+		      const std::string &file, long line)
+{
+	if ((long)out.size() >= kMaxNodes)
+		input_error(file, line,
+			    "hostlist expands to more than " +
+				    std::to_string(kMaxNodes) + " names");
+	out.push_back(std::move(name));
+}
+
+/* One "prefix[ranges]suffix" item; the suffix may hold more brackets
+ * (several dimensions), up to kMaxHostlistDims of them. */
+static void expand_item(const std::string &item, int dims,
+			const std::string &file, long line,
+			std::vector<std::string> &out)
+{
+	size_t lb = item.find('[');
+	size_t stray = item.find(']');
+	if (lb == std::string::npos) {
+		if (stray != std::string::npos)
+			input_error(file, line,
+				    "unbalanced ']' in hostlist '" + item + "'");
+		push_host(out, item, file, line);
+		return;
+	}
+	size_t rb = item.find(']', lb);
+	if (rb == std::string::npos || stray < lb ||
+	    item.find('[', lb + 1) < rb)
+		input_error(file, line,
+			    "unbalanced '[' in hostlist '" + item + "'");
+	if (dims >= kMaxHostlistDims)
+		input_error(file, line, "too many [] groups in hostlist '" +
+						item + "'");
+	std::string prefix = item.substr(0, lb);
+	std::string ranges = item.substr(lb + 1, rb - lb - 1);
+	std::vector<std::string> rest;
+	if (rb + 1 < item.size())
+		expand_item(item.substr(rb + 1), dims + 1, file, line, rest);
+	else
+		rest.push_back("");
+	if (ranges.empty())
+		input_error(file, line, "empty [] in hostlist '" + item + "'");
+	std::stringstream in(ranges);
+	std::string r;
+	while (std::getline(in, r, ',')) {
+		size_t dash = r.find('-');
+		std::string a = r.substr(0, dash);
+		std::string b = dash == std::string::npos ? a
+							  : r.substr(dash + 1);
+		long lo = parse_index(a, file, line);
+		long hi = parse_index(b, file, line);
+		if (hi < lo)
+			input_error(file, line,
+				    "bad hostlist range '" + r + "'");
+		for (long i = lo; i <= hi; i++) {
+			/* "n[08-10]": zero padding to the width of the low end */
+			std::string num = std::to_string(i);
+			if (num.size() < a.size())
+				num.insert(0, a.size() - num.size(), '0');
+			for (const std::string &tail : rest)
+				push_host(out, prefix + num + tail, file, line);
+		}
+	}
 }
 
 std::vector<std::string> expand_hostlist(const std::string &list,
 					 const std::string &file, long line)
 {
 	std::vector<std::string> out;
-	for (const std::string &item : split_top(list)) {
-		size_t lb = item.find('[');
-		if (lb == std::string::npos) {
-			out.push_back(item);
-			continue;
-		}
-		size_t rb = item.find(']', lb);
-		if (rb == std::string::npos)
-			input_error(file, line,
-				    "unbalanced '[' in hostlist '" + item + "'");
-		std::string prefix = item.substr(0, lb);
-		std::string suffix = item.substr(rb + 1);
-		std::stringstream ranges(item.substr(lb + 1, rb - lb - 1));
-		std::string r;
-		while (std::getline(ranges, r, ',')) {
-			size_t dash = r.find('-');
-			std::string a = r.substr(0, dash);
-			std::string b = dash == std::string::npos
-						? a
-						: r.substr(dash + 1);
-			long lo = parse_index(a, file, line);
-			long hi = parse_index(b, file, line);
-			if (hi < lo || hi - lo > 1000000)
-				input_error(file, line,
-					    "bad hostlist range '" + r + "'");
-			for (long i = lo; i <= hi; i++) {
-				std::string num = std::to_string(i);
-				if (num.size() < a.size())
-					num.insert(0, a.size() - num.size(), '0');
-				for (const std::string &rest :
-				     expand_hostlist(suffix.empty()
-							     ? std::string()
-							     : suffix,
-						     file, line))
-					out.push_back(prefix + num + rest);
-				if (suffix.empty())
-					out.push_back(prefix + num);
-			}
-		}
-	}
+	for (const std::string &item : split_top(list))
+		if (!item.empty())
+			expand_item(item, 0, file, line, out);
 	return out;
 }
 
-/* One "Key=Value Key=Value" line as an ordered list of pairs. */
+/* One "Key=Value Key=Value" line as an ordered list of pairs.  Double
+ * quotes group blanks into a value (Reason="down for repair"). */
 using KvLine = std::vector<std::pair<std::string, std::string>>;
 
 static KvLine split_kv(const std::string &line, const std::string &file,
 		       long lineno)
 {
 	KvLine out;
-	std::istringstream in(line);
-	std::string word;
-	while (in >> word) {
+	size_t i = 0;
+	while ((i = line.find_first_not_of(" \t\r", i)) != std::string::npos) {
+		std::string word;
+		bool quoted = false;
+		for (; i < line.size(); i++) {
+			char c = line[i];
+			if (c == '"')
+				quoted = !quoted;
+			else if (!quoted && (c == ' ' || c == '\t' || c == '\r'))
+				break;
+			else
+				word += c;
+		}
+		if (quoted)
+			input_error(file, lineno, "unbalanced '\"'");
 		size_t eq = word.find('=');
 		if (eq == std::string::npos || eq == 0)
 			input_error(file, lineno,
@@ -134,43 +186,64 @@ conf_lines(const std::string &text)
 	return out;
 }
 
-/* GPUs in a Gres= value: "gpu:4", "gpu:a100:4", "gpu:a100:4(S:0-1),mps:100". */
+/* GPUs in a Gres= value: "gpu:4", "gpu:a100:4", "gpu:a100:4(S:0-1),mps:100".
+ * A gpu entry with no count ("gpu", "gpu:a100") is one GPU, as in
+ * slurm.conf(5). */
 static int gres_gpus(const std::string &gres, const std::string &file,
 		     long line)
 {
-	int total = 0;
+	long total = 0;
 	for (const std::string &item : split_top(gres)) {
 		std::string g = item.substr(0, item.find('('));
-		if (g.rfind("gpu", 0) != 0)
+		std::vector<std::string> f;
+		std::stringstream in(g);
+		std::string part;
+		while (std::getline(in, part, ':'))
+			f.push_back(part);
+		if (f.empty() || f[0] != "gpu")
 			continue;
-		size_t colon = g.rfind(':');
-		if (colon == std::string::npos)
+		long n = 1;
+		const std::string &last = f.back();
+		bool digits = !last.empty() &&
+			      last.find_first_not_of("0123456789") ==
+				      std::string::npos;
+		if (f.size() > 1 && digits && last.size() <= 9)
+			n = std::strtol(last.c_str(), nullptr, 10);
+		else if (f.size() > 2 || digits)
 			input_error(file, line,
-				    "Gres=" + gres + ": gpu needs a count (gpu:N)");
-		std::string n = g.substr(colon + 1);
-		if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos)
+				    "Gres=" + gres + ": '" + last +
+					    "' is not a GPU count");
+		total += n;
+		if (total > kMaxGpusPerNode)
 			input_error(file, line,
-				    "Gres=" + gres + ": '" + n + "' is not a GPU count");
-		total += std::atoi(n.c_str());
+				    "Gres=" + gres + ": more than " +
+					    std::to_string(kMaxGpusPerNode) +
+					    " GPUs on one node");
 	}
-	return total;
+	return (int)total;
 }
 
 static long to_long(const std::string &key, const std::string &v,
 		    const std::string &file, long line)
 {
 	char *end = nullptr;
+	errno = 0;
 	long n = std::strtol(v.c_str(), &end, 10);
-	if (v.empty() || *end || n < 0)
+	if (v.empty() || *end || errno || n < 0 || n > INT_MAX)
 		input_error(file, line,
-			    key + "=" + v + ": must be a non-negative integer");
+			    key + "=" + v + ": must be an integer in [0, " +
+				    std::to_string(INT_MAX) + "]");
 	return n;
 }
 
-static void read_gres_conf(Cluster &c, const std::string &path)
+/* Node name -> index, so large clusters load in linear time. */
+using NodeIndex = std::unordered_map<std::string, int>;
+
+static void read_gres_conf(Cluster &c, const NodeIndex &index,
+			   const std::string &path)
 {
 	std::string text = read_file(path);
-	std::map<std::string, int> counts;
+	std::map<int, long> counts;
 	for (const auto &[lineno, line] : conf_lines(text)) {
 		KvLine kv = split_kv(line, path, lineno);
 		std::string nodes, name, file;
@@ -187,26 +260,76 @@ static void read_gres_conf(Cluster &c, const std::string &path)
 		}
 		if (name != "gpu" || nodes.empty())
 			continue;
+		/* gres.conf(5): Count defaults to the number of File= entries,
+		 * else one. */
 		if (count < 0)
 			count = file.empty() ? 1
 					     : (long)expand_hostlist(file, path,
 								     lineno)
 						       .size();
-		for (const std::string &n : expand_hostlist(nodes, path, lineno))
-			counts[n] += (int)count;
+		for (const std::string &n : expand_hostlist(nodes, path, lineno)) {
+			auto it = index.find(n);
+			if (it == index.end())
+				continue;
+			long &sum = counts[it->second];
+			sum += count;
+			if (sum > kMaxGpusPerNode)
+				input_error(path, lineno,
+					    "more than " +
+						    std::to_string(kMaxGpusPerNode) +
+						    " GPUs on node " + n);
+		}
 	}
-	for (auto &[name, n] : counts) {
-		int i = c.find_node(name);
-		if (i >= 0)
-			c.nodes[i].gpus = n;
-	}
+	for (const auto &[i, n] : counts)
+		c.nodes[i].gpus = (int)n;
 }
 
-static void read_topology_conf(Cluster &c, const std::string &path)
+/* Levels: leaves 0, a parent one above its highest child.  Children are
+ * settled before their parent (Kahn's order); a switch never settled is
+ * on a cycle. */
+static void switch_levels(Cluster &c, const std::string &path)
+{
+	size_t n = c.switches.size();
+	std::vector<size_t> unsettled(n);
+	std::vector<int> ready;
+	for (size_t s = 0; s < n; s++) {
+		unsettled[s] = c.switches[s].children.size();
+		if (!unsettled[s])
+			ready.push_back((int)s);
+	}
+	size_t settled = 0;
+	while (!ready.empty()) {
+		int s = ready.back();
+		ready.pop_back();
+		settled++;
+		int p = c.switches[s].parent;
+		if (p < 0)
+			continue;
+		c.switches[p].level =
+			std::max(c.switches[p].level, c.switches[s].level + 1);
+		if (--unsettled[p] == 0)
+			ready.push_back(p);
+	}
+	if (settled < n)
+		for (size_t s = 0; s < n; s++)
+			if (unsettled[s])
+				input_error(path, 0,
+					    "switch " + c.switches[s].name +
+						    " is on a cycle of "
+						    "Switches= lists");
+}
+
+static void read_topology_conf(Cluster &c, const NodeIndex &index,
+			       const std::string &path)
 {
 	std::string text = read_file(path);
 	std::map<std::string, int> by_name;
-	std::vector<std::pair<int, std::string>> child_lists;
+	struct ChildList {
+		int id;
+		long line;
+		std::string list;
+	};
+	std::vector<ChildList> child_lists;
 	for (const auto &[lineno, line] : conf_lines(text)) {
 		KvLine kv = split_kv(line, path, lineno);
 		Switch sw;
@@ -225,41 +348,93 @@ static void read_topology_conf(Cluster &c, const std::string &path)
 		if (sw.name.empty())
 			input_error(path, lineno, "line has no SwitchName=");
 		int id = (int)c.switches.size();
+		if (!by_name.emplace(sw.name, id).second)
+			input_error(path, lineno,
+				    "switch " + sw.name + " defined twice");
 		for (const std::string &n : expand_hostlist(nodes, path, lineno)) {
-			int ni = c.find_node(n);
-			if (ni < 0)
+			auto it = index.find(n);
+			if (it == index.end())
 				input_error(path, lineno,
 					    "switch " + sw.name +
 						    " lists unknown node '" + n + "'");
-			sw.nodes.push_back(ni);
-			c.nodes[ni].switch_id = id;
+			Node &node = c.nodes[it->second];
+			if (node.switch_id >= 0)
+				input_error(path, lineno,
+					    "node " + n + " is already on switch " +
+						    c.switches[node.switch_id].name);
+			sw.nodes.push_back(it->second);
+			node.switch_id = id;
 		}
-		by_name[sw.name] = id;
 		if (!switches.empty())
-			child_lists.emplace_back(id, switches);
+			child_lists.push_back({id, lineno, switches});
 		c.switches.push_back(std::move(sw));
 	}
-	for (const auto &[id, list] : child_lists)
-		for (const std::string &n : expand_hostlist(list, path, 0)) {
+	for (const ChildList &cl : child_lists)
+		for (const std::string &n : expand_hostlist(cl.list, path, cl.line)) {
 			auto it = by_name.find(n);
+			Switch &sw = c.switches[cl.id];
 			if (it == by_name.end())
-				input_error(path, 0,
-					    "switch " + c.switches[id].name +
+				input_error(path, cl.line,
+					    "switch " + sw.name +
 						    " lists unknown switch '" + n + "'");
-			c.switches[id].children.push_back(it->second);
-			c.switches[it->second].parent = id;
+			Switch &child = c.switches[it->second];
+			if (child.parent >= 0 || it->second == cl.id)
+				input_error(path, cl.line,
+					    "switch " + child.name +
+						    (it->second == cl.id
+							     ? " lists itself"
+							     : " already has parent " +
+								       c.switches[child.parent]
+									       .name));
+			sw.children.push_back(it->second);
+			child.parent = cl.id;
 		}
-	/* Levels: leaves 0, parents one above their highest child. */
-	for (size_t pass = 0; pass < c.switches.size(); pass++)
-		for (Switch &s : c.switches)
-			for (int ch : s.children)
-				s.level = std::max(s.level,
-						   c.switches[ch].level + 1);
+	switch_levels(c, path);
+}
+
+/* PartitionName=P Nodes=...: a node's group is its first partition. */
+static void read_partition(Cluster &c, const NodeIndex &index,
+			   const KvLine &kv, const std::string &path,
+			   long lineno)
+{
+	const std::string &name = kv[0].second;
+	if (lower(name) == "default")
+		return;
+	for (const auto &[k, v] : kv) {
+		if (k != "nodes")
+			continue;
+		if (lower(v) == "all") {
+			for (Node &n : c.nodes)
+				if (n.group.empty())
+					n.group = name;
+			continue;
+		}
+		for (const std::string &n : expand_hostlist(v, path, lineno)) {
+			auto it = index.find(n);
+			if (it != index.end() && c.nodes[it->second].group.empty())
+				c.nodes[it->second].group = name;
+		}
+	}
+}
+
+/* Refuse clusters whose GPU total would overflow the engine's ints. */
+static void check_size(const Cluster &c, const std::string &path)
+{
+	long gpus = 0;
+	for (const Node &n : c.nodes)
+		gpus += n.gpus;
+	if ((long)c.nodes.size() > kMaxNodes || gpus > kMaxGpus)
+		input_error(path, 0,
+			    "cluster too large: " + std::to_string(c.nodes.size()) +
+				    " nodes, " + std::to_string(gpus) +
+				    " GPUs (at most " + std::to_string(kMaxNodes) +
+				    " and " + std::to_string(kMaxGpus) + ")");
 }
 
 Cluster parse_slurm_conf(const std::string &path, const std::string &text)
 {
 	Cluster c;
+	NodeIndex index;
 	Node defaults;
 	int default_gpus = 0;
 	for (const auto &[lineno, line] : conf_lines(text)) {
@@ -267,15 +442,7 @@ Cluster parse_slurm_conf(const std::string &path, const std::string &text)
 		if (kv.empty())
 			continue;
 		if (kv[0].first == "partitionname") {
-			std::string name = kv[0].second;
-			for (const auto &[k, v] : kv)
-				if (k == "nodes" && lower(v) != "all")
-					for (const std::string &n :
-					     expand_hostlist(v, path, lineno)) {
-						int i = c.find_node(n);
-						if (i >= 0 && c.nodes[i].group.empty())
-							c.nodes[i].group = name;
-					}
+			read_partition(c, index, kv, path, lineno);
 			continue;
 		}
 		if (kv[0].first != "nodename")
@@ -298,9 +465,13 @@ Cluster parse_slurm_conf(const std::string &path, const std::string &text)
 		}
 		for (const std::string &name :
 		     expand_hostlist(kv[0].second, path, lineno)) {
-			if (c.find_node(name) >= 0)
+			if (!index.emplace(name, (int)c.nodes.size()).second)
 				input_error(path, lineno,
 					    "node '" + name + "' defined twice");
+			if ((long)c.nodes.size() >= kMaxNodes)
+				input_error(path, lineno,
+					    "more than " + std::to_string(kMaxNodes) +
+						    " nodes");
 			Node n = proto;
 			n.name = name;
 			n.gpus = gpus;
@@ -312,9 +483,10 @@ Cluster parse_slurm_conf(const std::string &path, const std::string &text)
 				     "describing any node");
 	fs::path dir = fs::path(path).parent_path();
 	if (fs::exists(dir / "gres.conf"))
-		read_gres_conf(c, (dir / "gres.conf").string());
+		read_gres_conf(c, index, (dir / "gres.conf").string());
 	if (fs::exists(dir / "topology.conf"))
-		read_topology_conf(c, (dir / "topology.conf").string());
+		read_topology_conf(c, index, (dir / "topology.conf").string());
+	check_size(c, path);
 	if (c.total_gpus() == 0)
 		input_error(path, 0, "the cluster has no GPUs (no Gres=gpu:N "
 				     "on any node, nor in gres.conf)");
@@ -353,9 +525,13 @@ static Cluster load_spec_csv(const Csv &csv)
 	int cpu_col = csv.col("num_cpu_p_node"), mem_col = csv.col("mem_p_node");
 	long cpus = cpu_col >= 0 ? csv.integer(0, cpu_col) : 0;
 	double mem = mem_col >= 0 ? csv.num(0, mem_col) * 1024 : 0;
-	if (sw <= 0 || nps <= 0 || gpn <= 0 || sw * nps > 1000000)
+	if (sw <= 0 || nps <= 0 || gpn <= 0)
 		csv.fail(0, "switches, nodes per switch and GPUs per node must "
 			    "be positive");
+	if (sw > kMaxNodes || nps > kMaxNodes || sw * nps > kMaxNodes ||
+	    gpn > kMaxGpusPerNode || sw * nps * gpn > kMaxGpus ||
+	    cpus < 0 || cpus > INT_MAX || mem < 0)
+		csv.fail(0, "cluster too large, or negative CPUs or memory");
 	return make_uniform_cluster((int)sw, (int)nps, (int)gpn, (int)cpus, mem);
 }
 
@@ -363,11 +539,19 @@ static Cluster load_spec_csv(const Csv &csv)
 static Cluster load_vc_csv(const Csv &csv)
 {
 	Cluster c;
+	std::map<std::string, long> seen;
+	int c_num = csv.need("num");
 	for (size_t r = 0; r < csv.rows(); r++) {
 		std::string vc = csv.str(r, 0);
-		long n = csv.integer(r, csv.need("num"));
+		long n = csv.integer(r, c_num);
 		if (vc.empty() || n < 0)
 			csv.fail(r, "a VC row needs a name and a node count >= 0");
+		if (!seen.emplace(vc, csv.line(r)).second)
+			csv.fail(r, "VC " + vc + " is already on line " +
+					    std::to_string(seen[vc]));
+		if (n > kMaxNodes - (long)c.nodes.size())
+			csv.fail(r, "more than " + std::to_string(kMaxNodes) +
+					    " nodes");
 		for (long i = 0; i < n; i++) {
 			Node node;
 			node.name = vc + "-" + std::to_string(i);

@@ -6,6 +6,7 @@
 #include "sim/csv.h"
 
 #include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -74,6 +75,7 @@ Csv::Csv(const std::string &file, const std::string &text, char sep,
 		std::vector<std::string> cells = split_line(line, sep);
 		if (need_header) {
 			header_ = cells;
+			header_line_ = lineno;
 			need_header = false;
 			continue;
 		}
@@ -106,7 +108,7 @@ int Csv::need(const std::string &name) const
 {
 	int c = col(name);
 	if (c < 0)
-		input_error(file_, 1, "missing column '" + name + "'");
+		input_error(file_, header_line_, "missing column '" + name + "'");
 	return c;
 }
 
@@ -122,6 +124,12 @@ void Csv::fail(size_t r, const std::string &msg) const
 	input_error(file_, lines_[r], msg);
 }
 
+std::string Csv::col_name(int c) const
+{
+	return c >= 0 && c < (int)header_.size() ? header_[c]
+						 : std::to_string(c + 1);
+}
+
 double Csv::num(size_t r, int c) const
 {
 	const std::string &s = str(r, c);
@@ -129,23 +137,34 @@ double Csv::num(size_t r, int c) const
 	errno = 0;
 	double v = std::strtod(s.c_str(), &end);
 	if (s.empty() || errno || *end || !std::isfinite(v)) {
-		std::string name = c < (int)header_.size() ? header_[c]
-							   : std::to_string(c);
+		std::string name = col_name(c);
 		fail(r, "column '" + name + "': '" + s + "' is not a number");
 	}
 	return v;
 }
 
+/* Past 2^53 a double no longer holds every integer, and converting one
+ * beyond LONG_MAX is undefined: refuse both. */
 long Csv::integer(size_t r, int c) const
 {
 	double v = num(r, c);
-	if (v != std::floor(v)) {
-		std::string name = c < (int)header_.size() ? header_[c]
-							   : std::to_string(c);
+	if (v != std::floor(v) || std::fabs(v) > 9007199254740992.0) {
+		std::string name = col_name(c);
 		fail(r, "column '" + name + "': '" + str(r, c) +
 				"' is not an integer");
 	}
 	return (long)v;
+}
+
+int Csv::small_integer(size_t r, int c) const
+{
+	long v = integer(r, c);
+	if (v < INT_MIN || v > INT_MAX) {
+		std::string name = col_name(c);
+		fail(r, "column '" + name + "': " + str(r, c) +
+				" is out of range");
+	}
+	return (int)v;
 }
 
 } /* namespace tidal::sim */

@@ -51,11 +51,17 @@ public:
 	/* Numeric cells; throw "file:line: column C: 'x' is not a number". */
 	double num(size_t r, int c) const;
 	long integer(size_t r, int c) const;
+	/* An integer that fits an int (GPU counts, batch sizes). */
+	int small_integer(size_t r, int c) const;
 	[[noreturn]] void fail(size_t r, const std::string &msg) const;
 
 private:
+	/* For messages: the header's name, or the 1-based column number. */
+	std::string col_name(int c) const;
+
 	std::string file_;
 	std::vector<std::string> header_;
+	long header_line_ = 1;
 	std::vector<std::vector<std::string>> rows_;
 	std::vector<long> lines_;
 };

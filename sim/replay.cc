@@ -208,6 +208,10 @@ void Replayer::decide(Time now)
 			if (hooks_.on_preempt)
 				hooks_.on_preempt(j);
 		} else if (d->action == Action::Reject) {
+			/* A running job may be rejected too: free its GPUs. */
+			busy_ -= j.alloc;
+			j.alloc = 0;
+			j.placement.clear();
 			j.state = JobState::Rejected;
 			JobResult r;
 			r.id = j.id;
@@ -280,14 +284,18 @@ RunResult Replayer::run()
 			/* Nothing can ever run: jobs too large for the
 			 * cluster.  Reject them so the run ends. */
 			for (Live &l : active_) {
+				busy_ -= l.job->alloc;
+				l.job->alloc = 0;
 				l.job->state = JobState::Rejected;
 				JobResult r;
 				r.id = l.job->id;
 				r.name = l.job->name;
 				r.gpus = l.job->gpus;
 				r.submit = l.job->submit;
+				r.deadline = l.job->deadline;
 				r.rejected = true;
 				result_.jobs.push_back(r);
+				done_++;
 			}
 			active_.clear();
 			break;

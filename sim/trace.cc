@@ -24,12 +24,16 @@ void Trace::skip(const std::string &why)
 
 bool parse_datetime(const std::string &s, double *out)
 {
-	int y, mo, d, h, mi, sec;
+	int y, mo, d, h, mi, sec, used = 0;
 	char sep;
-	if (std::sscanf(s.c_str(), "%4d-%2d-%2d%c%2d:%2d:%2d", &y, &mo, &d, &sep,
-			&h, &mi, &sec) != 7 ||
+	if (std::sscanf(s.c_str(), "%4d-%2d-%2d%c%2d:%2d:%2d%n", &y, &mo, &d,
+			&sep, &h, &mi, &sec, &used) != 7 ||
 	    (sep != ' ' && sep != 'T') || mo < 1 || mo > 12 || d < 1 ||
-	    d > 31 || h > 23 || mi > 59 || sec > 60)
+	    d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 ||
+	    sec > 60)
+		return false;
+	/* Nothing but blanks may follow ("...:00xyz" is not a time). */
+	if (s.find_first_not_of(" \t\r", (size_t)used) != std::string::npos)
 		return false;
 	struct tm tm = {};
 	tm.tm_year = y - 1900;
@@ -40,6 +44,15 @@ bool parse_datetime(const std::string &s, double *out)
 	tm.tm_sec = sec;
 	*out = (double)timegm(&tm);
 	return true;
+}
+
+void JobIdSet::add(const Csv &csv, size_t row, JobId id)
+{
+	auto [it, fresh] = lines.emplace(id, csv.line(row));
+	if (!fresh)
+		csv.fail(row, "job id " + std::to_string(id) +
+				      " is already used on line " +
+				      std::to_string(it->second));
 }
 
 static bool starts_with(const std::string &s, const std::string &p)
@@ -72,29 +85,42 @@ static void read_muri(const std::string &path, const std::string &text,
 	    c_pri = csv.col("priority");
 	int c_st[3] = {csv.col("resource_time_0"), csv.col("resource_time_1"),
 		       csv.col("resource_time_2")};
+	JobIdSet ids;
 	for (size_t r = 0; r < csv.rows(); r++) {
 		Job j;
 		j.index = r;
 		j.id = csv.integer(r, c_id);
+		ids.add(csv, r, j.id);
 		j.name = csv.str(r, c_id);
-		j.gpus = (int)csv.integer(r, c_gpu);
+		j.gpus = csv.small_integer(r, c_gpu);
 		j.submit = csv.num(r, c_sub) / 1000.0;
 		j.iterations = csv.num(r, c_it);
 		j.model = csv.str(r, c_model);
-		j.batch = c_bs >= 0 ? (int)csv.integer(r, c_bs) : 0;
+		j.batch = c_bs >= 0 ? csv.small_integer(r, c_bs) : 0;
 		/* int(float(ms)) / 1000, as the anchor reads it */
 		j.duration = std::trunc(csv.num(r, c_dur)) / 1000.0;
 		j.iter_time = csv.num(r, c_itt) / 1000.0;
 		for (int s = 0; s < 3; s++)
 			if (c_st[s] >= 0)
 				j.stages[s] = csv.num(r, c_st[s]) / 1000.0;
-		j.priority_class = c_pri >= 0 ? (int)csv.integer(r, c_pri) : 0;
+		j.priority_class = c_pri >= 0 ? csv.small_integer(r, c_pri) : 0;
 		check_job(csv, r, j);
 		t.jobs.push_back(std::move(j));
 	}
 }
 
 /* --- ElasticFlow (generated and ITP cluster traces) --- */
+
+/* ITP traces name jobs by UUID; ElasticFlow itself numbers jobs by row
+ * (job_idx), so a name that is not a plain integer gets the row number. */
+static JobId numeric_id_or_row(const Csv &csv, size_t r, int c)
+{
+	const std::string &s = csv.str(r, c);
+	if (!s.empty() && s.size() < 16 &&
+	    s.find_first_not_of("0123456789") == std::string::npos)
+		return std::stoll(s);
+	return (JobId)r;
+}
 
 static void read_elasticflow(const std::string &path, const std::string &text,
 			     Trace &t)
@@ -110,21 +136,18 @@ static void read_elasticflow(const std::string &path, const std::string &text,
 	    c_model = csv.need("model_name"), c_ddl = pick("ddl", "deadline"),
 	    c_bs = csv.need("batch_size"), c_gpu = csv.need("num_gpu"),
 	    c_dur = csv.need("duration"), c_be = csv.col("best_effort");
+	JobIdSet ids;
 	for (size_t r = 0; r < csv.rows(); r++) {
 		Job j;
 		j.index = r;
-		/* ITP cluster traces name jobs by UUID: number them by row. */
-		const std::string &id = csv.str(r, c_id);
-		bool numeric = !id.empty() &&
-			       id.find_first_not_of("0123456789") ==
-				       std::string::npos;
-		j.id = numeric ? csv.integer(r, c_id) : (JobId)r;
-		j.name = id;
+		j.id = numeric_id_or_row(csv, r, c_id);
+		ids.add(csv, r, j.id);
+		j.name = csv.str(r, c_id);
 		j.submit = csv.num(r, c_sub);
 		j.iterations = csv.num(r, c_it);
 		j.model = csv.str(r, c_model);
-		j.batch = (int)csv.integer(r, c_bs);
-		j.gpus = (int)csv.integer(r, c_gpu);
+		j.batch = csv.small_integer(r, c_bs);
+		j.gpus = csv.small_integer(r, c_gpu);
 		j.duration = std::trunc(csv.num(r, c_dur));
 		j.best_effort = c_be >= 0 && csv.str(r, c_be) == "1";
 		j.deadline = j.best_effort ? kNoDeadline : csv.num(r, c_ddl);
@@ -148,8 +171,9 @@ static void read_lucid(const std::string &path, const std::string &text,
 	    c_model = csv.col("model"), c_bs = csv.col("batchsize"),
 	    c_util = csv.col("gpu_util"), c_gmem = csv.col("gmem"),
 	    c_ds = csv.col("dataset"), c_amp = csv.col("amp");
+	JobIdSet ids;
 	for (size_t r = 0; r < csv.rows(); r++) {
-		long gpus = csv.integer(r, c_gpu);
+		int gpus = csv.small_integer(r, c_gpu);
 		if (gpus <= 0) {
 			t.skip(csv.file() + ":" + std::to_string(csv.line(r)) +
 			       ": job " + csv.str(r, c_id) +
@@ -159,10 +183,11 @@ static void read_lucid(const std::string &path, const std::string &text,
 		Job j;
 		j.index = r;
 		j.id = csv.integer(r, c_id);
+		ids.add(csv, r, j.id);
 		j.name = csv.str(r, c_id);
 		j.user = csv.str(r, c_user);
 		j.group = csv.str(r, c_vc);
-		j.gpus = (int)gpus;
+		j.gpus = gpus;
 		if (!parse_datetime(csv.str(r, c_sub), &j.submit))
 			csv.fail(r, "submit_time '" + csv.str(r, c_sub) +
 					    "' is not YYYY-MM-DD HH:MM:SS");
@@ -179,7 +204,7 @@ static void read_lucid(const std::string &path, const std::string &text,
 			if (c_amp >= 0)
 				j.model += "/" + csv.str(r, c_amp);
 		}
-		j.batch = c_bs >= 0 ? (int)csv.integer(r, c_bs) : 0;
+		j.batch = c_bs >= 0 ? csv.small_integer(r, c_bs) : 0;
 		j.gpu_util = c_util >= 0 ? csv.num(r, c_util) : 0;
 		j.gpu_mem_mb = c_gmem >= 0 ? csv.num(r, c_gmem) : 0;
 		if (j.duration < 0)
@@ -204,8 +229,8 @@ static void read_pollux(const std::string &path, const std::string &text,
 		j.name = csv.str(r, c_name);
 		j.submit = csv.num(r, c_time);
 		j.model = csv.str(r, c_app);
-		j.gpus = (int)csv.integer(r, c_rep);
-		j.batch = (int)csv.integer(r, c_bs);
+		j.gpus = csv.small_integer(r, c_rep);
+		j.batch = csv.small_integer(r, c_bs);
 		j.min_gpus = 0;
 		j.max_gpus = 64;
 		check_job(csv, r, j);
@@ -227,19 +252,21 @@ static void read_tidal(const std::string &path, const std::string &text,
 	    c_ddl = csv.col("deadline"), c_min = csv.col("min_gpus"),
 	    c_max = csv.col("max_gpus");
 	t.jobs.reserve(csv.rows());
+	JobIdSet ids;
 	for (size_t r = 0; r < csv.rows(); r++) {
 		Job j;
 		j.index = r;
 		j.id = csv.integer(r, c_id);
+		ids.add(csv, r, j.id);
 		j.submit = csv.num(r, c_sub);
-		j.gpus = (int)csv.integer(r, c_gpu);
+		j.gpus = csv.small_integer(r, c_gpu);
 		j.duration = csv.num(r, c_dur);
 		if (c_user >= 0)
 			j.user = csv.str(r, c_user);
 		if (c_model >= 0)
 			j.model = csv.str(r, c_model);
 		if (c_bs >= 0 && !csv.str(r, c_bs).empty())
-			j.batch = (int)csv.integer(r, c_bs);
+			j.batch = csv.small_integer(r, c_bs);
 		j.iterations = c_it >= 0 && !csv.str(r, c_it).empty()
 				       ? csv.num(r, c_it)
 				       : j.duration;
@@ -247,11 +274,12 @@ static void read_tidal(const std::string &path, const std::string &text,
 		if (c_ddl >= 0 && !csv.str(r, c_ddl).empty())
 			j.deadline = csv.num(r, c_ddl);
 		if (c_min >= 0 && !csv.str(r, c_min).empty())
-			j.min_gpus = (int)csv.integer(r, c_min);
+			j.min_gpus = csv.small_integer(r, c_min);
 		if (c_max >= 0 && !csv.str(r, c_max).empty())
-			j.max_gpus = (int)csv.integer(r, c_max);
+			j.max_gpus = csv.small_integer(r, c_max);
 		check_job(csv, r, j);
-		if (j.max_gpus && (j.min_gpus > j.max_gpus || j.min_gpus < 0))
+		if (j.min_gpus < 0 || j.max_gpus < 0 ||
+		    (j.max_gpus && j.min_gpus > j.max_gpus))
 			csv.fail(r, "min_gpus must be in [0, max_gpus]");
 		t.jobs.push_back(std::move(j));
 	}

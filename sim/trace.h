@@ -8,9 +8,12 @@
  *
  *   format       detected by                     notes
  *   muri         job_id,num_gpu,submit_time,...  ms -> s; stages in `stages`
- *   elasticflow  job_id,submit_time,iteration,.. or the ITP aliases
+ *   elasticflow  job_id,submit_time,iteration,.. or the ITP aliases;
+ *                                                a non-numeric job_id (ITP
+ *                                                UUIDs) -> the row number
  *   lucid        job_id,user,vc,jobname,...      datetimes -> s since the
- *                                                first row
+ *                                                Unix epoch (UTC); the
+ *                                                preset rebases them
  *   pollux       name,time,application,...
  *   gavel        12 tab-separated columns (Gavel/Shockwave .trace)
  *   sacct        '|' separated with JobID and Submit (sacct --parsable2)
@@ -22,11 +25,14 @@
 
 #include <functional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/model.h"
 
 namespace tidal::sim {
+
+class Csv;
 
 struct Trace {
 	std::string path;
@@ -48,6 +54,13 @@ struct TraceFormat {
 };
 
 const std::vector<TraceFormat> &trace_formats();
+
+/* For readers: job ids must be unique, since plans and the replay key on
+ * them.  add() throws "file:line: job id N is already used on line M". */
+struct JobIdSet {
+	std::unordered_map<JobId, long> lines;
+	void add(const Csv &csv, size_t row, JobId id);
+};
 
 /* Load PATH; FORMAT "" = detect.  Throws InputError ("file:line: ..."). */
 Trace load_trace(const std::string &path, const std::string &format = "");

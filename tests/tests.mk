@@ -15,9 +15,11 @@ $(BUILD)/tests/%: tests/unit/%.cc tests/unit/unit.h $(BUILD)/libtidal-sim.a \
 	$(CXX) $(TIDAL_CXXFLAGS) -o $@ $< $(TIDAL_LDFLAGS) $(TIDAL_LIBS) \
 		$(CMOCKA_LIBS)
 
+include tests/fuzz/fuzz.mk
+
 # Build everything the tiers need in parallel first; the tiers then run one
 # after another so their output stays readable.
-check: check-build check-emu check-cluster check-unit check-sim
+check: check-build check-emu check-cluster check-unit check-fuzz check-sim
 
 check-build:
 	@$(MAKE) --no-print-directory -j2 $(BUILD)/tidal-sim $(UNIT_BIN)

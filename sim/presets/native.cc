@@ -49,8 +49,11 @@ public:
 		auto p = make_policy(policy, params, &err);
 		if (!p)
 			throw InputError(err);
+		size_t before = params.errors().size();
 		double oh = params.get_double("Tidal.RestartOverhead", 30, 0,
 					      86400);
+		if (params.errors().size() > before)
+			throw InputError(params.errors()[before]);
 		ReplayHooks hooks;
 		hooks.restart_overhead = [oh](const Job &, int) { return oh; };
 		return replay(in, *p, hooks, progress);

@@ -11,6 +11,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
+#include <algorithm>
 #include <cstdlib>
 
 #include "sim/csv.h"
@@ -47,10 +48,13 @@ void read_gavel(const std::string &path, const std::string &text, Trace &t)
 		j.name = type;
 		j.model = type.substr(0, type.find(' '));
 		std::string bs = type.substr(open + 13, close - open - 13);
-		j.batch = std::atoi(bs.c_str());
+		if (!bs.empty() && bs.size() <= 9 &&
+		    bs.find_first_not_of("0123456789") == std::string::npos)
+			j.batch = std::atoi(bs.c_str());
 		j.iterations = csv.num(r, 5);
-		j.gpus = (int)csv.integer(r, 6);
-		j.duration = csv.num(r, 10);
+		j.gpus = csv.small_integer(r, 6);
+		/* A placeholder; a negative one (-1) means "not given". */
+		j.duration = std::max(0.0, csv.num(r, 10));
 		j.submit = csv.num(r, 11);
 		j.iter_time = j.iterations > 0 && j.duration > 0
 				      ? j.duration / j.iterations

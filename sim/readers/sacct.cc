@@ -6,7 +6,10 @@
  *         -o JobID,User,Partition,Submit,Start,End,Elapsed,State,AllocTRES,ReqTRES
  *
  * Fields used (by header name, any order, any extra columns ignored):
- *   JobID      required; step rows ("123.batch", "123.0") are skipped
+ *   JobID      required; step rows ("123.batch", "123.0") are skipped;
+ *              array tasks ("123_4") and het components ("123+1") take
+ *              JobIDRaw when given; ids still not unique get fresh ones
+ *              past the largest
  *   Submit     required; submit times are shifted so the first is 0
  *   Elapsed    run time ([D-]HH:MM:SS); without it End - Start
  *   AllocTRES  GPU count from gres/gpu=N (or gres/gpu:type=N); when
@@ -17,9 +20,10 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include <cstdio>
-#include <cstdlib>
+#include <algorithm>
+#include <cstring>
 #include <sstream>
+#include <unordered_set>
 
 #include "sim/csv.h"
 #include "sim/trace.h"
@@ -34,24 +38,48 @@ bool detect_sacct(const std::string &head)
 	       first.find("Submit") != std::string::npos;
 }
 
-/* "[D-]HH:MM:SS", "MM:SS" or "UNLIMITED". RET: seconds, or -1. */
-static double slurm_duration(const std::string &s)
+/* A non-negative decimal of at most 9 digits at S; advances S. */
+static bool small_number(const char *&s, long *out)
 {
-	int d = 0, h = 0, m = 0, sec = 0;
-	if (std::sscanf(s.c_str(), "%d-%d:%d:%d", &d, &h, &m, &sec) == 4)
-		return ((d * 24.0 + h) * 60 + m) * 60 + sec;
-	if (std::sscanf(s.c_str(), "%d:%d:%d", &h, &m, &sec) == 3)
-		return (h * 60.0 + m) * 60 + sec;
-	if (std::sscanf(s.c_str(), "%d:%d", &m, &sec) == 2)
-		return m * 60.0 + sec;
-	return -1;
+	const char *b = s;
+	long v = 0;
+	while (*s >= '0' && *s <= '9' && s - b < 9)
+		v = v * 10 + (*s++ - '0');
+	if (s == b || (*s >= '0' && *s <= '9'))
+		return false;
+	*out = v;
+	return true;
+}
+
+/* "[D-]HH:MM:SS", "MM:SS" (sacct's forms).  RET: seconds, or -1 for
+ * anything else ("UNLIMITED", "Partition_Limit", ""). */
+static double slurm_duration(const std::string &text)
+{
+	long f[3] = {0, 0, 0}, d = 0;
+	int n = 0;
+	const char *s = text.c_str();
+	bool days = std::strchr(s, '-') != nullptr;
+	if (days && (!small_number(s, &d) || *s++ != '-'))
+		return -1;
+	while (n < 3) {
+		if (!small_number(s, &f[n++]))
+			return -1;
+		if (*s != ':')
+			break;
+		s++;
+	}
+	if (*s || n < 2 || (days && n != 3))
+		return -1;
+	long h = n == 3 ? f[0] : 0, m = f[n - 2], sec = f[n - 1];
+	return ((d * 24.0 + h) * 60 + m) * 60 + sec;
 }
 
 /* GPUs in a TRES string: "billing=8,cpu=8,gres/gpu=4,gres/gpu:a100=4". The
- * typed entry repeats the untyped one, so the untyped one wins. */
+ * typed entry repeats the untyped one, so the untyped one wins.  Counts
+ * that are not small non-negative numbers are ignored. */
 static int tres_gpus(const std::string &tres)
 {
-	int untyped = -1, typed = 0;
+	long untyped = -1, typed = 0;
 	std::stringstream in(tres);
 	std::string item;
 	while (std::getline(in, item, ',')) {
@@ -59,13 +87,28 @@ static int tres_gpus(const std::string &tres)
 		if (eq == std::string::npos)
 			continue;
 		std::string key = item.substr(0, eq);
-		int n = std::atoi(item.c_str() + eq + 1);
+		const char *v = item.c_str() + eq + 1;
+		long n;
+		if (!small_number(v, &n) || *v)
+			continue;
 		if (key == "gres/gpu")
 			untyped = n;
 		else if (key.rfind("gres/gpu:", 0) == 0)
-			typed += n;
+			typed = std::min(typed + n, 999999999L);
 	}
-	return untyped >= 0 ? untyped : typed;
+	return (int)(untyped >= 0 ? untyped : typed);
+}
+
+/* Array tasks ("123_4") and heterogeneous components ("123+1") share the
+ * number before the separator; JobIDRaw, when present, is unique. */
+static bool plain_id(const std::string &s, JobId *out)
+{
+	const char *p = s.c_str();
+	long v;
+	if (s.size() > 9 || !small_number(p, &v) || *p)
+		return false;
+	*out = v;
+	return true;
 }
 
 void read_sacct(const std::string &path, const std::string &text, Trace &t)
@@ -75,14 +118,15 @@ void read_sacct(const std::string &path, const std::string &text, Trace &t)
 	    c_el = csv.col("Elapsed"), c_start = csv.col("Start"),
 	    c_end = csv.col("End"), c_alloc = csv.col("AllocTRES"),
 	    c_req = csv.col("ReqTRES"), c_user = csv.col("User"),
-	    c_part = csv.col("Partition"), c_limit = csv.col("Timelimit");
+	    c_part = csv.col("Partition"), c_limit = csv.col("Timelimit"),
+	    c_raw = csv.col("JobIDRaw");
 	if (c_alloc < 0 && c_req < 0)
 		input_error(path, 1, "missing column 'AllocTRES' (or 'ReqTRES'): "
 				     "no way to tell GPU counts");
 	if (c_el < 0 && (c_start < 0 || c_end < 0))
 		input_error(path, 1, "missing column 'Elapsed' (or 'Start' and "
 				     "'End')");
-	double first = -1;
+	double first = 0;
 	for (size_t r = 0; r < csv.rows(); r++) {
 		const std::string &id = csv.str(r, c_id);
 		if (id.find('.') != std::string::npos)
@@ -92,7 +136,8 @@ void read_sacct(const std::string &path, const std::string &text, Trace &t)
 		Job j;
 		j.index = t.jobs.size();
 		j.name = id;
-		j.id = std::atoll(id.c_str());
+		if (!plain_id(c_raw >= 0 ? csv.str(r, c_raw) : id, &j.id))
+			j.id = -1; /* numbered below */
 		if (!parse_datetime(csv.str(r, c_sub), &j.submit))
 			csv.fail(r, "Submit '" + csv.str(r, c_sub) +
 					    "' is not YYYY-MM-DDTHH:MM:SS");
@@ -126,12 +171,21 @@ void read_sacct(const std::string &path, const std::string &text, Trace &t)
 			if (lim > 0)
 				j.estimate = lim;
 		}
-		if (first < 0 || j.submit < first)
+		if (t.jobs.empty() || j.submit < first)
 			first = j.submit;
 		t.jobs.push_back(std::move(j));
 	}
-	for (Job &j : t.jobs)
+	/* Ids the file does not make unique (see above, and a job listed
+	 * twice, e.g. by sacct -D) get fresh ones. */
+	JobId next = 0;
+	for (const Job &j : t.jobs)
+		next = std::max(next, j.id + 1);
+	std::unordered_set<JobId> seen;
+	for (Job &j : t.jobs) {
 		j.submit -= first;
+		if (j.id < 0 || !seen.insert(j.id).second)
+			j.id = next++;
+	}
 }
 
 } /* namespace tidal::sim */

@@ -1,0 +1,168 @@
+/*
+ * test_replay.cc - the native replay (the `tidal` preset's hooks: linear
+ * speed, a restart overhead per start or resume) on a hand-made 3-job
+ * scenario whose every event is worked out below.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include <cmath>
+
+#include "sim/csv.h"
+#include "sim/preset.h"
+
+#include "tests/unit/unit.h"
+
+using namespace tidal;
+using namespace tidal::sim;
+
+static void near(double got, double want)
+{
+	if (std::fabs(got - want) > 1e-6 * std::max(1.0, std::fabs(want)))
+		fail_msg("got %.12g, want %.12g", got, want);
+}
+
+/* One node of 4 GPUs.  Work is in seconds at the requested size:
+ *   job 1: submit 0,  4 GPUs, 100 s
+ *   job 2: submit 10, 2 GPUs,  20 s
+ *   job 3: submit 20, 2 GPUs,  50 s */
+static SimInput scenario()
+{
+	SimInput in;
+	in.cluster = test::cluster(1, 4);
+	in.trace.path = "hand";
+	in.trace.jobs = {test::job(1, 4, 0, 100), test::job(2, 2, 10, 20),
+			 test::job(3, 2, 20, 50)};
+	for (size_t i = 0; i < in.trace.jobs.size(); i++)
+		in.trace.jobs[i].index = i;
+	return in;
+}
+
+static RunResult run(const char *policy, double overhead)
+{
+	std::string err;
+	auto preset = make_preset("tidal", &err);
+	assert_non_null(preset.get());
+	SimInput in = scenario();
+	preset->prepare(in);
+	Params p;
+	p.set("Tidal.RestartOverhead", std::to_string(overhead));
+	return preset->run(in, policy, p, {});
+}
+
+static const JobResult &result(const RunResult &r, JobId id)
+{
+	for (const JobResult &j : r.jobs)
+		if (j.id == id)
+			return j;
+	fail_msg("job %ld has no result", (long)id);
+	return r.jobs[0];
+}
+
+/* FIFO, overhead 10 s.  t=0: 1 starts, pays 10 s, ends 0+10+100 = 110.
+ * 2 and 3 wait (head-of-line) until 110, then both start and pay 10 s:
+ * 2 ends 110+10+20 = 140, 3 ends 110+10+50 = 170.
+ * JCTs 110, 130, 150 (mean 130); queues 0, 100, 90. */
+static void test_fifo_with_overhead(void **)
+{
+	RunResult r = run("fifo", 10);
+	assert_int_equal(r.jobs.size(), 3);
+	near(result(r, 1).end, 110);
+	near(result(r, 2).end, 140);
+	near(result(r, 3).end, 170);
+	near(result(r, 2).start, 110);
+	near(result(r, 2).queue, 100);
+	near(result(r, 3).queue, 90);
+	Summary s = summarize(r, MetricRules{});
+	near(s.avg_jct, 130);
+	near(s.makespan, 170);
+	/* Busy: 4 GPUs over [0, 110), 4 over [110, 140), 2 over [140, 170):
+	 * (440 + 120 + 60) / (170 * 4). */
+	near(s.utilization, 620.0 / 680);
+	assert_int_equal(r.total_gpus, 4);
+}
+
+/* The same without overhead: 1 ends 100; 2 ends 120, 3 ends 150.
+ * JCTs 100, 110, 130. */
+static void test_fifo_without_overhead(void **)
+{
+	RunResult r = run("fifo", 0);
+	near(result(r, 1).end, 100);
+	near(result(r, 2).end, 120);
+	near(result(r, 3).end, 150);
+	near(summarize(r, MetricRules{}).avg_jct, 340.0 / 3);
+}
+
+/* SRTF, overhead 10 s.
+ *   t=0   1 starts (owes 10 s; would end 110).
+ *   t=10  1 has paid its overhead, 100 s left.  2 arrives with 20 s: 2
+ *         ranks first and takes 2 GPUs, 1 no longer fits and is
+ *         preempted.  2 owes 10 s: ends 10+10+20 = 40.
+ *   t=20  3 arrives (50 s) and takes the 2 free GPUs: ends 20+10+50 = 80.
+ *         1 (100 s) still does not fit.
+ *   t=40  2 ends; 3 keeps running; 1 needs 4, 2 are free.
+ *   t=80  3 ends; 1 resumes, pays 10 s again: ends 80+10+100 = 190.
+ * JCTs 190, 30, 60 (mean 280/3); 1 was preempted once and queued from
+ * 10 to 80. */
+static void test_srtf_with_overhead(void **)
+{
+	RunResult r = run("srtf", 10);
+	assert_int_equal(r.jobs.size(), 3);
+	const JobResult &j1 = result(r, 1), &j2 = result(r, 2),
+			&j3 = result(r, 3);
+	near(j2.end, 40);
+	near(j3.end, 80);
+	near(j1.end, 190);
+	near(j1.start, 0);
+	assert_int_equal(j1.preemptions, 1);
+	assert_int_equal(j2.preemptions, 0);
+	near(j1.queue, 70);
+	near(j3.queue, 0);
+	Summary s = summarize(r, MetricRules{});
+	near(s.avg_jct, 280.0 / 3);
+	near(s.makespan, 190);
+}
+
+/* A job larger than the cluster is refused when the preset prepares the
+ * input, naming the job. */
+static void test_too_large(void **)
+{
+	std::string err;
+	auto preset = make_preset("tidal", &err);
+	SimInput in = scenario();
+	in.trace.jobs[1].gpus = 5;
+	try {
+		preset->prepare(in);
+		fail_msg("a 5-GPU job was accepted on 4 GPUs");
+	} catch (const InputError &e) {
+		assert_non_null(strstr(e.what(), "job 2 asks for 5 GPUs"));
+	}
+}
+
+/* A bad RestartOverhead is an error, not a silent default. */
+static void test_bad_overhead(void **)
+{
+	std::string err;
+	auto preset = make_preset("tidal", &err);
+	SimInput in = scenario();
+	preset->prepare(in);
+	Params p;
+	p.set("Tidal.RestartOverhead", "-5");
+	try {
+		preset->run(in, "fifo", p, {});
+		fail_msg("RestartOverhead=-5 was accepted");
+	} catch (const InputError &e) {
+		assert_non_null(strstr(e.what(), "Tidal.RestartOverhead=-5"));
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fifo_with_overhead),
+		cmocka_unit_test(test_fifo_without_overhead),
+		cmocka_unit_test(test_srtf_with_overhead),
+		cmocka_unit_test(test_too_large),
+		cmocka_unit_test(test_bad_overhead),
+	};
+	return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
