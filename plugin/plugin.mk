@@ -1,0 +1,50 @@
+# plugin/plugin.mk - sched_tidal.so (slurmctld plugin), spank_tidal.so
+# (sbatch options) and tidalctl.  Included from the top-level Makefile.
+#
+# sched_tidal.so needs a configured Slurm source tree of the installed
+# version (config.mk: HAVE_SLURM_SRC, SLURM_CFLAGS); without one it is
+# skipped with a note.  Its undefined symbols are checked against
+# /usr/sbin/slurmctld when it is linked: slurmctld resolves plugin symbols
+# lazily, so a typo would otherwise show only when a cycle reaches it.
+
+PLUGIN_CFLAGS := -std=gnu11 $(OPT) -Wall -Wextra -Wno-unused-parameter \
+	-Wno-sign-compare -Wno-missing-field-initializers -fPIC $(SANFLAGS) -I.
+SLURMCTLD ?= /usr/sbin/slurmctld
+
+SCHED_C := plugin/sched/sched_tidal.c plugin/sched/snapshot.c \
+	plugin/sched/apply.c
+SCHED_OBJ := $(SCHED_C:%.c=$(BUILD)/obj/%.o) \
+	$(BUILD)/obj/plugin/common/options.o \
+	$(BUILD)/obj/plugin/sched/engine.o
+
+$(BUILD)/obj/plugin/sched/%.o: plugin/sched/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(PLUGIN_CFLAGS) $(SLURM_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/plugin/common/%.o: plugin/common/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(PLUGIN_CFLAGS) -MMD -MP -c $< -o $@
+
+-include $(SCHED_OBJ:.o=.d)
+
+# Only Slurm's entry points are exported; the engine stays private.
+$(BUILD)/sched_tidal.so: $(SCHED_OBJ) $(BUILD)/libtidal-core.a \
+		plugin/sched/exports.map plugin/check-syms.sh
+	$(CXX) -shared $(TIDAL_LDFLAGS) -Wl,--version-script=plugin/sched/exports.map \
+		-o $@.tmp $(SCHED_OBJ) -Wl,--whole-archive \
+		$(BUILD)/libtidal-core.a -Wl,--no-whole-archive $(JSONC_LIBS)
+	plugin/check-syms.sh $@.tmp $(SLURMCTLD)
+	mv $@.tmp $@
+
+ifeq ($(HAVE_SLURM_SRC),1)
+PLUGIN_TARGETS += $(BUILD)/sched_tidal.so
+else
+PLUGIN_TARGETS += plugin-skip-note
+endif
+
+.PHONY: plugin plugin-skip-note
+plugin-skip-note:
+	@echo "note: no configured Slurm source tree (HAVE_SLURM_SRC=0): sched_tidal.so skipped"
+
+plugin: $(PLUGIN_TARGETS)
+all: $(PLUGIN_TARGETS)
