@@ -2,4 +2,4 @@
 # The tier itself (tests/cluster/test_*.sh, each with BUILD set) is run by
 # tests/tests.mk's check-cluster rule.  Included from tests/tests.mk.
 
-check-cluster: $(PLUGIN_TARGETS)
+check-cluster: plugin
