@@ -42,6 +42,27 @@ else
 PLUGIN_TARGETS += plugin-skip-note
 endif
 
+
+# ---- spank_tidal.so: needs only the installed <slurm/spank.h>.
+SPANK_OBJ := $(BUILD)/obj/plugin/spank/spank_tidal.o \
+	$(BUILD)/obj/plugin/common/options.o
+SBATCH ?= /usr/bin/sbatch
+
+$(BUILD)/obj/plugin/spank/%.o: plugin/spank/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(PLUGIN_CFLAGS) $(LIBSLURM_CFLAGS) -MMD -MP -c $< -o $@
+
+-include $(SPANK_OBJ:.o=.d)
+
+$(BUILD)/spank_tidal.so: $(SPANK_OBJ) plugin/check-syms.sh
+	$(CC) -shared $(TIDAL_LDFLAGS) -o $@.tmp $(SPANK_OBJ)
+	plugin/check-syms.sh $@.tmp $(SBATCH)
+	mv $@.tmp $@
+
+ifeq ($(HAVE_LIBSLURM),1)
+PLUGIN_TARGETS += $(BUILD)/spank_tidal.so
+endif
+
 .PHONY: plugin plugin-skip-note
 plugin-skip-note:
 	@echo "note: no configured Slurm source tree (HAVE_SLURM_SRC=0): sched_tidal.so skipped"

@@ -104,6 +104,7 @@ typedef struct {
 	tidal_decision_t *d;
 	double wake_at; /* epoch s, 0 = no wish */
 	double decide_ms;
+	char *log; /* malloc'd lines for slurmctld's log, or NULL */
 } tidal_plan_t;
 
 /* ---- engine.cc (C++, no Slurm) ---- */

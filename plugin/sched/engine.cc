@@ -29,6 +29,8 @@
 #include "plugin/sched/bridge.h"
 #include "plugin/sched/engine_state.h"
 
+#include <sstream>
+
 namespace tidal {
 namespace plugin {
 
@@ -73,13 +75,35 @@ int Engine::configure(const std::string &text, const std::string &origin,
 	return 0;
 }
 
+/* "job 12: elastic 2-8 GPUs, model resnet50, ..." for slurmctld's log. */
+static std::string describe_options(const tidal_job_t &b)
+{
+	std::ostringstream s;
+	s << "job " << b.id << ": Tidal options:";
+	if (b.max_gpus)
+		s << " elastic " << b.min_gpus << "-" << b.max_gpus << " GPUs";
+	if (b.model)
+		s << " model " << b.model;
+	if (b.batch)
+		s << " batch " << b.batch;
+	if (b.iters)
+		s << " iterations " << (long long)b.iters;
+	if (b.best_effort)
+		s << " best-effort";
+	s << "\n";
+	return s.str();
+}
+
 /* Build the core Job for one bridge job, using and updating the memo. */
-void Engine::fill_job(const tidal_job_t &b, double now, Job *j)
+void Engine::fill_job(const tidal_job_t &b, double now, Job *j,
+		      std::string *log)
 {
 	JobMemo &m = memo_[b.id];
 	if (m.seq == 0) {
 		m.seq = ++next_seq_;
 		m.submit = b.submit;
+		if (b.max_gpus || b.model || b.batch || b.iters || b.best_effort)
+			*log += describe_options(b);
 	}
 	bool running = b.state == TIDAL_JOB_RUNNING;
 	if (!running && m.run_start > 0) { /* it stopped since last cycle */
@@ -183,8 +207,9 @@ int Engine::decide(const tidal_snap_t &s, tidal_plan_t *out)
 	snap.cluster = &cluster;
 	snap.now = s.now;
 	Plan extra; /* jobs the policy does not see */
+	std::string log;
 	for (int i = 0; i < s.n_jobs; i++) {
-		fill_job(s.jobs[i], s.now, &jobs[i]);
+		fill_job(s.jobs[i], s.now, &jobs[i], &log);
 		jobs[i].index = i;
 		if (jobs[i].gpus > 0)
 			snap.jobs.push_back(&jobs[i]);
@@ -209,6 +234,8 @@ int Engine::decide(const tidal_snap_t &s, tidal_plan_t *out)
 	out->decide_ms = std::chrono::duration<double, std::milli>(
 				 std::chrono::steady_clock::now() - t0)
 				 .count();
+	if (!log.empty())
+		out->log = dup_msg(log);
 	record(s, plan);
 	return 0;
 }
@@ -286,6 +313,8 @@ extern "C" void tidal_plan_free(tidal_plan_t *plan)
 		std::free(plan->d[i].share_gpus);
 	}
 	std::free(plan->d);
+	std::free(plan->log);
+	plan->log = nullptr;
 	plan->d = nullptr;
 	plan->n = 0;
 }

@@ -63,7 +63,8 @@ public:
 	}
 
 private:
-	void fill_job(const tidal_job_t &b, double now, Job *j);
+	void fill_job(const tidal_job_t &b, double now, Job *j,
+		      std::string *log);
 	void fill_cluster(const tidal_snap_t &s, Cluster *c);
 	void forget_old(double now);
 	void record(const tidal_snap_t &s, const Plan &plan);

@@ -115,6 +115,10 @@ static void _cycle(void)
 		tidal_snapshot_free(&snap);
 		return;
 	}
+	if (plan.log)
+		for (char *save = NULL, *l = strtok_r(plan.log, "\n", &save);
+		     l; l = strtok_r(NULL, "\n", &save))
+			info("sched/tidal: %s", l);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	lock_slurmctld(locks);
 	started = tidal_plan_apply(&snap, &plan);
