@@ -12,10 +12,10 @@ PLUGIN_CFLAGS := -std=gnu11 $(OPT) -Wall -Wextra -Wno-unused-parameter \
 SLURMCTLD ?= /usr/sbin/slurmctld
 
 SCHED_C := plugin/sched/sched_tidal.c plugin/sched/snapshot.c \
-	plugin/sched/apply.c
-SCHED_OBJ := $(SCHED_C:%.c=$(BUILD)/obj/%.o) \
-	$(BUILD)/obj/plugin/common/options.o \
-	$(BUILD)/obj/plugin/sched/engine.o
+	plugin/sched/apply.c plugin/sched/ctl_server.c
+SCHED_CC := plugin/sched/engine.cc plugin/sched/ctl_engine.cc
+SCHED_OBJ := $(SCHED_C:%.c=$(BUILD)/obj/%.o) $(SCHED_CC:%.cc=$(BUILD)/obj/%.o) \
+	$(BUILD)/obj/plugin/common/options.o
 
 $(BUILD)/obj/plugin/sched/%.o: plugin/sched/%.c
 	@mkdir -p $(dir $@)
@@ -32,7 +32,8 @@ $(BUILD)/sched_tidal.so: $(SCHED_OBJ) $(BUILD)/libtidal-core.a \
 		plugin/sched/exports.map plugin/check-syms.sh
 	$(CXX) -shared $(TIDAL_LDFLAGS) -Wl,--version-script=plugin/sched/exports.map \
 		-o $@.tmp $(SCHED_OBJ) -Wl,--whole-archive \
-		$(BUILD)/libtidal-core.a -Wl,--no-whole-archive $(JSONC_LIBS)
+		$(BUILD)/libtidal-core.a -Wl,--no-whole-archive $(JSONC_LIBS) \
+		$(MUNGE_LIBS)
 	plugin/check-syms.sh $@.tmp $(SLURMCTLD)
 	mv $@.tmp $@
 
@@ -61,6 +62,16 @@ $(BUILD)/spank_tidal.so: $(SPANK_OBJ) plugin/check-syms.sh
 
 ifeq ($(HAVE_LIBSLURM),1)
 PLUGIN_TARGETS += $(BUILD)/spank_tidal.so
+endif
+
+# ---- tidalctl: json-c and libmunge only.
+$(BUILD)/tidalctl: plugin/ctl/tidalctl.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(TIDAL_CXXFLAGS) $(MUNGE_CFLAGS) -o $@ $< $(TIDAL_LDFLAGS) \
+		$(JSONC_LIBS) $(MUNGE_LIBS)
+
+ifeq ($(HAVE_MUNGE),1)
+PLUGIN_TARGETS += $(BUILD)/tidalctl
 endif
 
 .PHONY: plugin plugin-skip-note

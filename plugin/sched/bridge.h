@@ -124,6 +124,16 @@ int tidal_engine_decide(const tidal_snap_t *snap, tidal_plan_t *plan,
 			char **msg);
 void tidal_plan_free(tidal_plan_t *plan);
 void tidal_engine_shutdown(void);
+/* TCP port for tidalctl (CtlPort, 0 = no server). */
+int tidal_engine_ctl_port(void);
+/* Answer one tidalctl request (ctl_engine.cc) from UID.  RET the reply
+ * line, malloc'd; never NULL unless out of memory. */
+char *tidal_engine_request(const char *request, uint32_t uid, int admin,
+			   int private_jobs);
+
+/* ---- ctl_server.c: the tidalctl listener thread ---- */
+int tidal_ctl_start(int port);
+void tidal_ctl_stop(void);
 
 /* ---- snapshot.c / apply.c (Slurm side) ---- */
 

@@ -54,6 +54,7 @@ int Engine::configure(const std::string &text, const std::string &origin,
 	Params p = Params::parse(text, origin);
 	std::string name = lower(p.get_str("Policy", "fifo"));
 	double interval = p.get_double("CycleInterval", 2, 0.1, 3600);
+	int ctl_port = (int)p.get_long("CtlPort", 6829, 0, 65535);
 	const PolicyInfo *info = find_policy(name);
 	if (!info) {
 		std::string known;
@@ -72,6 +73,7 @@ int Engine::configure(const std::string &text, const std::string &origin,
 	params_ = p;
 	name_ = name;
 	interval_ = interval;
+	ctl_port_ = ctl_port;
 	return 0;
 }
 
@@ -236,7 +238,7 @@ int Engine::decide(const tidal_snap_t &s, tidal_plan_t *out)
 				 .count();
 	if (!log.empty())
 		out->log = dup_msg(log);
-	record(s, plan);
+	record(s, jobs, plan, out->decide_ms);
 	return 0;
 }
 
@@ -250,10 +252,34 @@ void Engine::forget_old(double now)
 			++it;
 }
 
-void Engine::record(const tidal_snap_t &s, const Plan &plan)
+void Engine::record(const tidal_snap_t &s, const std::vector<Job> &jobs,
+		    const Plan &plan, double decide_ms)
 {
+	std::unordered_map<JobId, const Decision *> by_job;
+	for (const Decision &d : plan.decisions)
+		by_job[d.job] = &d;
 	last_.now = s.now;
-	last_.decisions = plan.decisions;
+	last_.decide_ms = decide_ms;
+	last_.jobs.clear();
+	node_names_.resize(s.n_nodes);
+	for (int i = 0; i < s.n_nodes; i++)
+		node_names_[i] = s.nodes[i].name;
+	last_.jobs.reserve(jobs.size());
+	for (size_t i = 0; i < jobs.size(); i++) {
+		JobView v;
+		v.job = jobs[i];
+		v.uid = s.jobs[i].uid;
+		for (const NodeShare &ns : jobs[i].placement)
+			if (ns.node >= 0 && ns.node < s.n_nodes)
+				v.nodes += (v.nodes.empty() ? "" : ",") +
+					   std::string(s.nodes[ns.node].name);
+		auto it = by_job.find(jobs[i].id);
+		if (it != by_job.end()) {
+			v.decision = *it->second;
+			v.decided = true;
+		}
+		last_.jobs.push_back(std::move(v));
+	}
 	cycles_++;
 }
 
@@ -278,6 +304,11 @@ extern "C" int tidal_engine_configure(const char *text, const char *origin,
 	if (!m.empty())
 		*msg = tidal::plugin::dup_msg(m);
 	return rc;
+}
+
+extern "C" int tidal_engine_ctl_port(void)
+{
+	return engine().ctl_port();
 }
 
 extern "C" double tidal_engine_interval(void)

@@ -34,10 +34,21 @@ struct JobMemo {
 	double seen = 0;       /* snapshot time it was last seen */
 };
 
-/* The last plan, for tidalctl and the state file. */
+/* One job as tidalctl shows it: what the snapshot said and what the last
+ * decision was. */
+struct JobView {
+	Job job;           /* placement holds snapshot node indices */
+	std::uint32_t uid = 0;
+	std::string nodes; /* names of the nodes it runs on */
+	Decision decision;
+	bool decided = false;
+};
+
+/* The last cycle, for tidalctl. */
 struct LastCycle {
 	double now = 0;
-	std::vector<Decision> decisions;
+	double decide_ms = 0;
+	std::vector<JobView> jobs;
 };
 
 class Engine {
@@ -45,6 +56,16 @@ public:
 	int configure(const std::string &text, const std::string &origin,
 		      std::string *msg);
 	int decide(const tidal_snap_t &s, tidal_plan_t *out);
+	/* A tidalctl request (one JSON object) from UID; RET the reply, one
+	 * JSON object.  ADMIN: root or SlurmUser.  PRIVATE_JOBS: non-admins
+	 * see only their own jobs (PrivateData=jobs).  ctl_engine.cc. */
+	std::string handle(const std::string &request, std::uint32_t uid,
+			   bool admin, bool private_jobs);
+	int ctl_port()
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		return ctl_port_;
+	}
 	double interval()
 	{
 		std::lock_guard<std::mutex> g(mu_);
@@ -67,13 +88,17 @@ private:
 		      std::string *log);
 	void fill_cluster(const tidal_snap_t &s, Cluster *c);
 	void forget_old(double now);
-	void record(const tidal_snap_t &s, const Plan &plan);
+	std::string set_policy(const std::string &name);
+	void record(const tidal_snap_t &s, const std::vector<Job> &jobs,
+		    const Plan &plan, double decide_ms);
 
 	std::mutex mu_;
 	std::unique_ptr<Policy> policy_;
 	Params params_;
 	std::string name_;
 	double interval_ = 2;
+	int ctl_port_ = 6829;
+	std::vector<std::string> node_names_;
 	std::unordered_map<std::uint32_t, JobMemo> memo_;
 	std::uint64_t next_seq_ = 0;
 	LastCycle last_;

@@ -171,6 +171,7 @@ extern int init(void)
 	_load_config();
 	stop_agent = false;
 	slurm_thread_create(&tidal_thread, _agent, NULL);
+	tidal_ctl_start(tidal_engine_ctl_port());
 	slurm_mutex_unlock(&thread_flag_mutex);
 	verbose("sched/tidal: loaded");
 	return SLURM_SUCCESS;
@@ -186,6 +187,7 @@ extern void fini(void)
 		slurm_mutex_unlock(&term_lock);
 		pthread_join(tidal_thread, NULL);
 		tidal_thread = 0;
+		tidal_ctl_stop();
 		tidal_engine_shutdown();
 	}
 	slurm_mutex_unlock(&thread_flag_mutex);

@@ -111,6 +111,7 @@ MessageTimeout=10
 KillWait=2
 MinJobAge=600
 JobRequeue=1
+PrivateData=jobs
 EOF
 	: >"$T/etc/gres.conf"
 	for n in $NODES; do
@@ -131,7 +132,12 @@ EOF
 	: >"$T/etc/plugstack.conf"
 	[ -f "$BUILD_ABS/spank_tidal.so" ] &&
 		echo "required $BUILD_ABS/spank_tidal.so" >"$T/etc/plugstack.conf"
-	printf '%s\n' "$1" >"$T/etc/tidal.conf"
+	tidal_conf "$1"
+}
+
+# tidal.conf = TEXT plus this cluster's CtlPort (tidalctl's port).
+tidal_conf() {
+	printf '%s\nCtlPort=%s\n' "$1" "$PORT_TIDALCTL" >"$T/etc/tidal.conf"
 }
 
 start_munge() {
@@ -167,6 +173,7 @@ cluster_up() { # cluster_up "Policy=fifo ..."
 	T=$(mktemp -d /tmp/tidal-cluster.XXXXXX)
 	chmod 755 "$T"
 	PORT_CTL=$(pick_ports)
+	PORT_TIDALCTL=$((PORT_CTL + 5))
 	export SLURM_CONF="$T/etc/slurm.conf"
 	trap cluster_down EXIT INT TERM
 	write_conf "$1"
@@ -249,8 +256,9 @@ is_state() { [ "$(job_state "$1")" = "$2" ]; }
 reason_has() { job_reason "$1" | grep -q -- "$2"; }
 # wait_state SECS JOB STATE
 wait_state() { wait_for "$1" is_state "$2" "$3"; }
+TIDALCTL="$BUILD_ABS/tidalctl"
 show_queue() { squeue -o '%.6i %.9T %.5D %.12b %.10N %r'; }
 set_tidal_conf() { # set_tidal_conf TEXT: rewrite and scontrol reconfigure
-	printf '%s\n' "$1" >"$T/etc/tidal.conf"
+	tidal_conf "$1"
 	scontrol reconfigure
 }
