@@ -74,6 +74,17 @@ ifeq ($(HAVE_MUNGE),1)
 PLUGIN_TARGETS += $(BUILD)/tidalctl
 endif
 
+# ---- install: the plugin beside Slurm's, the rest under PREFIX.
+SLURM_PLUGIN_DIR ?= /usr/lib/x86_64-linux-gnu/slurm-wlm
+.PHONY: install-plugin
+install: install-plugin
+install-plugin: $(filter-out plugin-skip-note,$(PLUGIN_TARGETS))
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(SLURM_PLUGIN_DIR)
+	for f in $^; do case $$f in \
+		*/tidalctl) install -m 755 $$f $(DESTDIR)$(bindir)/ ;; \
+		*.so) install -m 755 $$f $(DESTDIR)$(SLURM_PLUGIN_DIR)/ ;; \
+	esac; done
+
 .PHONY: plugin plugin-skip-note
 plugin-skip-note:
 	@echo "note: no configured Slurm source tree (HAVE_SLURM_SRC=0): sched_tidal.so skipped"

@@ -41,22 +41,27 @@ struct Config {
 	std::exit(1);
 }
 
-/* Value of KEY= in FILE (case-insensitive key, first match), or "". */
-std::string conf_value(const std::string &file, const std::string &key)
+/* Value of KEY= in FILE (case-insensitive key; the last one wins, as in
+ * the plugin, unless FIRST), or "". */
+std::string conf_value(const std::string &file, const std::string &key,
+		       bool first = false)
 {
 	std::ifstream in(file);
-	std::string line, word;
+	std::string line, word, found;
 	while (std::getline(in, line)) {
 		line = line.substr(0, line.find('#'));
 		std::istringstream ws(line);
 		while (ws >> word) {
 			size_t eq = word.find('=');
-			if (eq != std::string::npos &&
-			    strcasecmp(word.substr(0, eq).c_str(), key.c_str()) == 0)
-				return word.substr(eq + 1);
+			if (eq == std::string::npos ||
+			    strcasecmp(word.substr(0, eq).c_str(), key.c_str()))
+				continue;
+			found = word.substr(eq + 1);
+			if (first)
+				return found;
 		}
 	}
-	return "";
+	return found;
 }
 
 Config read_config()
@@ -66,7 +71,8 @@ Config read_config()
 	std::string slurm = env ? env : "/etc/slurm/slurm.conf";
 	std::string dir = slurm.substr(0, slurm.rfind('/') + 1);
 	std::string tidal = dir + "tidal.conf";
-	std::string h = conf_value(slurm, "SlurmctldHost");
+	/* The first SlurmctldHost is the primary controller. */
+	std::string h = conf_value(slurm, "SlurmctldHost", true);
 	if (h.empty())
 		h = conf_value(slurm, "ControlMachine");
 	size_t lp = h.find('(');

@@ -4,7 +4,9 @@
 #
 # GPL-2.0-or-later.
 . "$(dirname "$0")/lib.sh"
-cluster_up "Policy=fifo
+# The shipped example, with FIFO and a fast cycle on top (later keys win).
+cluster_up "$(cat "$(dirname "$0")/../../conf/tidal.conf")
+Policy=fifo
 CycleInterval=1"
 [ -x "$TIDALCTL" ] || { fail "tidalctl not built"; finish; exit; }
 
@@ -30,6 +32,10 @@ assert r["ok"] and r["version"] == 1 and len(r["records"]) == 2' \
 out=$("$TIDALCTL" explain "$a"); echo "$out"
 check "explain: placement of the running job" grep -q "Placement=n" <<<"$out"
 check "show policy: fifo" grep -q "Policy=fifo" < <("$TIDALCTL" show policy)
+check "conf/tidal.conf's parameters are in force" \
+	grep -q "tiresias.thresholds=3600,36000" < <("$TIDALCTL" show policy)
+check "conf/tidal.conf gave no configuration error" \
+	bash -c "! grep 'error: sched/tidal' '$T/log/slurmctld.log'"
 
 out=$(runuser -u nobody -- "$TIDALCTL" set policy sjf 2>&1); echo "$out"
 check "non-admin may not change the policy" \
