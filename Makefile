@@ -95,6 +95,7 @@ $(BUILD)/tidal-sim: $(BUILD)/obj/sim/main.o $(BUILD)/libtidal-sim.a \
 
 include tests/tests.mk
 include bench/bench.mk
+include plugin/plugin.mk
 
 # ---------------------------------------------------------------- install
 

@@ -35,3 +35,4 @@ check-emu check-cluster: check-%:
 	@set -e; ls tests/$*/test_*.sh >/dev/null 2>&1 || { \
 		echo "check-$*: no tests in tests/$*/ yet (they come with the sched/tidal plugin)"; exit 0; }; \
 	for t in tests/$*/test_*.sh; do BUILD=$(BUILD) bash $$t; done
+include tests/cluster/cluster.mk

@@ -1,0 +1,112 @@
+/*
+ * options.c - rules for Tidal's job options (see options.h).
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include "plugin/common/options.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const tidal_option_t tidal_options[] = {
+	{"elastic-gpus", "TIDAL_ELASTIC_GPUS", "MIN-MAX",
+	 "Tidal: run on any GPU count from MIN to MAX; the scheduler resizes "
+	 "the job (checkpoint and restart) within the range", 1},
+	{"train-model", "TIDAL_TRAIN_MODEL", "NAME",
+	 "Tidal: model name, the key of its throughput profile", 1},
+	{"train-batch", "TIDAL_TRAIN_BATCH", "N",
+	 "Tidal: global batch size", 1},
+	{"train-iters", "TIDAL_TRAIN_ITERS", "N",
+	 "Tidal: total work in iterations", 1},
+	{"best-effort", "TIDAL_BEST_EFFORT", NULL,
+	 "Tidal: run only on GPUs no other job wants; may be preempted", 0},
+	{NULL, NULL, NULL, NULL, 0},
+};
+
+/* Strict decimal integer: digits only, no sign, no spaces. */
+static int _parse_int(const char *s, const char **end, double *out)
+{
+	char *e = NULL;
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	double v = strtod(s, &e);
+	if (errno || !isfinite(v) || v != floor(v))
+		return -1;
+	for (const char *p = s; p < e; p++)
+		if (!isdigit((unsigned char)*p))
+			return -1;
+	*end = e;
+	*out = v;
+	return 0;
+}
+
+int tidal_parse_count(const char *value, double lo, double hi, double *out)
+{
+	const char *end;
+	double v;
+	if (!value || _parse_int(value, &end, &v) || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int tidal_parse_range(const char *value, int *min, int *max)
+{
+	const char *end;
+	double a, b;
+	if (!value || _parse_int(value, &end, &a) || *end != '-' ||
+	    _parse_int(end + 1, &end, &b) || *end)
+		return -1;
+	if (a < 1 || a > b || b > TIDAL_MAX_GPUS)
+		return -1;
+	*min = (int)a;
+	*max = (int)b;
+	return 0;
+}
+
+static int _model_ok(const char *v)
+{
+	size_t n = v ? strlen(v) : 0;
+	if (n < 1 || n > 64)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)v[i]) && !strchr("._-", v[i]))
+			return 0;
+	return 1;
+}
+
+int tidal_option_check(const char *name, const char *value, char *err,
+		       size_t len)
+{
+	const char *rule = NULL;
+	int lo, hi;
+	double d;
+
+	if (!strcmp(name, "elastic-gpus")) {
+		if (tidal_parse_range(value, &lo, &hi))
+			rule = "must be MIN-MAX with integers "
+			       "1 <= MIN <= MAX <= 4096";
+	} else if (!strcmp(name, "train-model")) {
+		if (!_model_ok(value))
+			rule = "must be 1 to 64 characters of A-Z a-z 0-9 . _ -";
+	} else if (!strcmp(name, "train-batch")) {
+		if (tidal_parse_count(value, 1, 1e9, &d))
+			rule = "must be an integer in [1, 1000000000]";
+	} else if (!strcmp(name, "train-iters")) {
+		if (tidal_parse_count(value, 1, 1e15, &d))
+			rule = "must be an integer in [1, 1000000000000000]";
+	} else if (!strcmp(name, "best-effort")) {
+		rule = NULL;
+	} else {
+		rule = "is not a Tidal option";
+	}
+	if (!rule)
+		return 0;
+	snprintf(err, len, "--%s=%s: %s", name, value ? value : "", rule);
+	return -1;
+}

@@ -1,0 +1,53 @@
+/*
+ * options.h - Tidal's job options: names, rules and parsing.
+ *
+ * One definition serves both ends: spank_tidal.so checks a value when
+ * sbatch parses it (and names the option and the rule when it is bad), and
+ * sched_tidal.so parses the same value out of job_ptr->spank_job_env.
+ * Plain C, no Slurm headers.
+ *
+ *   option          environment (spank_job_env)  rule
+ *   --elastic-gpus  TIDAL_ELASTIC_GPUS           MIN-MAX, 1 <= MIN <= MAX <= 4096
+ *   --train-model   TIDAL_TRAIN_MODEL            1-64 of [A-Za-z0-9._-]
+ *   --train-batch   TIDAL_TRAIN_BATCH            integer in [1, 1e9]
+ *   --train-iters   TIDAL_TRAIN_ITERS            integer in [1, 1e15]
+ *   --best-effort   TIDAL_BEST_EFFORT            (flag) 1
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#ifndef TIDAL_PLUGIN_OPTIONS_H
+#define TIDAL_PLUGIN_OPTIONS_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TIDAL_MAX_GPUS 4096
+
+typedef struct {
+	const char *name; /* option without the dashes */
+	const char *env;  /* spank_job_env variable */
+	const char *arginfo;
+	const char *usage;
+	int has_arg;
+} tidal_option_t;
+
+/* NULL-terminated table of the options above. */
+extern const tidal_option_t tidal_options[];
+
+/* Check VALUE for option NAME.  RET 0 if good, else -1 with ERR (LEN bytes)
+ * set to "--NAME=VALUE: RULE". */
+int tidal_option_check(const char *name, const char *value, char *err,
+		       size_t len);
+
+/* Parsers; RET 0 on success, -1 if VALUE breaks the rule. */
+int tidal_parse_range(const char *value, int *min, int *max);
+int tidal_parse_count(const char *value, double lo, double hi, double *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TIDAL_PLUGIN_OPTIONS_H */

@@ -1,0 +1,151 @@
+/*
+ * bridge.h - the plain-C boundary between slurmctld and the Tidal engine.
+ *
+ * The plugin is two halves that never see each other's headers:
+ *
+ *   slurmctld  --lock-->  snapshot.c  --tidal_snap-->  engine.cc (C++)
+ *                                                         |  core policy
+ *   slurmctld  <--lock--  apply.c     <--tidal_plan----   v  decide()
+ *
+ * snapshot.c and apply.c include Slurm's headers and only them; engine.cc
+ * includes core/ and only it.  These structs are the whole contract: plain C,
+ * owned by the side that allocated them, freed through the functions below.
+ * No C++ exception crosses this boundary: every engine entry point catches.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#ifndef TIDAL_PLUGIN_BRIDGE_H
+#define TIDAL_PLUGIN_BRIDGE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TIDAL_REASON_MAX 240 /* bytes kept of a decision's reason */
+
+typedef struct {
+	char *name;
+	int slurm_index; /* node_record_t.index */
+	int gpus;        /* usable by Tidal: avail minus foreign allocations */
+	int gpus_total;  /* configured */
+	int cpus;
+	double mem_mb;
+	int switch_id;   /* leaf switch, -1 if none */
+	int up;          /* 0: down/drained/not responding */
+} tidal_node_t;
+
+typedef struct {
+	char *name;
+	int parent; /* -1 for the root */
+	int level;
+	double link;
+} tidal_switch_t;
+
+enum { TIDAL_JOB_PENDING = 0, TIDAL_JOB_RUNNING = 1 };
+
+typedef struct {
+	uint32_t id;
+	uint32_t uid;
+	char *name;
+	char *user;
+	char *partition;
+	int state;          /* TIDAL_JOB_* */
+	double submit;      /* epoch seconds */
+	double start;       /* this run's start, epoch s; 0 if pending */
+	double time_limit;  /* seconds; 0 = none */
+	double deadline;    /* epoch s; 0 = none */
+	int gpus;           /* requested GPUs (total) */
+	int gpus_per_node;  /* 0 = any split */
+	int min_nodes;
+	/* Tidal's sbatch options (spank_job_env), 0/NULL when absent. */
+	int min_gpus, max_gpus;
+	char *model;
+	int batch;
+	double iters;
+	int best_effort;
+	/* Running jobs: GPUs held per snapshot node (indices into nodes). */
+	int n_alloc;
+	int *alloc_node;
+	int *alloc_gpus;
+} tidal_job_t;
+
+typedef struct {
+	double now;
+	int n_nodes, n_switches, n_jobs;
+	tidal_node_t *nodes;
+	tidal_switch_t *switches;
+	tidal_job_t *jobs;
+} tidal_snap_t;
+
+/* Values match core's tidal::Action. */
+enum {
+	TIDAL_START = 0,
+	TIDAL_KEEP = 1,
+	TIDAL_RESIZE = 2,
+	TIDAL_PREEMPT = 3,
+	TIDAL_HOLD = 4,
+	TIDAL_REJECT = 5,
+};
+
+typedef struct {
+	uint32_t job;
+	int action; /* TIDAL_* */
+	int gpus;
+	int n_shares;
+	int *share_node; /* snapshot node indices */
+	int *share_gpus;
+	char reason[TIDAL_REASON_MAX];
+} tidal_decision_t;
+
+typedef struct {
+	int n;
+	tidal_decision_t *d;
+	double wake_at; /* epoch s, 0 = no wish */
+	double decide_ms;
+	char *log; /* malloc'd lines for slurmctld's log, or NULL */
+} tidal_plan_t;
+
+/* ---- engine.cc (C++, no Slurm) ---- */
+
+/* Read the configuration text TEXT (tidal.conf) from ORIGIN.  Errors and
+ * warnings go to *MSG (malloc'd, newline separated, NULL if none).
+ * RET 0 on success (the new policy is in force), -1 if the policy could not
+ * be made (the previous policy stays). */
+int tidal_engine_configure(const char *text, const char *origin, char **msg);
+/* Cycle interval from the configuration, seconds. */
+double tidal_engine_interval(void);
+/* Name of the policy in force ("" before configure). */
+const char *tidal_engine_policy(void);
+/* Decide.  RET 0 and *PLAN filled (free with tidal_plan_free), or -1 with
+ * *MSG (malloc'd) saying why; nothing thrown. */
+int tidal_engine_decide(const tidal_snap_t *snap, tidal_plan_t *plan,
+			char **msg);
+void tidal_plan_free(tidal_plan_t *plan);
+void tidal_engine_shutdown(void);
+/* TCP port for tidalctl (CtlPort, 0 = no server). */
+int tidal_engine_ctl_port(void);
+/* Answer one tidalctl request (ctl_engine.cc) from UID.  RET the reply
+ * line, malloc'd; never NULL unless out of memory. */
+char *tidal_engine_request(const char *request, uint32_t uid, int admin,
+			   int private_jobs);
+
+/* ---- ctl_server.c: the tidalctl listener thread ---- */
+int tidal_ctl_start(int port);
+void tidal_ctl_stop(void);
+
+/* ---- snapshot.c / apply.c (Slurm side) ---- */
+
+/* Fill SNAP from slurmctld; caller holds the job, node and part locks. */
+void tidal_snapshot_take(tidal_snap_t *snap);
+void tidal_snapshot_free(tidal_snap_t *snap);
+/* Apply PLAN made from SNAP, re-validating each decision; caller holds
+ * the locks.  RET the number of jobs started. */
+int tidal_plan_apply(const tidal_snap_t *snap, const tidal_plan_t *plan);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TIDAL_PLUGIN_BRIDGE_H */

@@ -1,0 +1,255 @@
+/*
+ * ctl_engine.cc - answer tidalctl requests from the engine's last cycle.
+ *
+ * The wire is newline-delimited JSON, one request and one reply per
+ * connection (the C side, ctl_server.c, authenticates the peer with MUNGE
+ * and passes its uid here):
+ *
+ *   {"version":1,"op":"show","what":"jobs"}          every job
+ *   {"version":1,"op":"show","what":"job","id":12}
+ *   {"version":1,"op":"show","what":"policy"}
+ *   {"version":1,"op":"show","what":"decisions"}
+ *   {"version":1,"op":"explain","id":12}
+ *   {"version":1,"op":"set","what":"policy","policy":"sjf"}   admin only
+ *
+ *   reply: {"version":1,"ok":true,"records":[{"JobId":12,...},...]}
+ *          {"version":1,"ok":false,"error":"..."}
+ *
+ * Records keep their keys in scontrol's order (json-c keeps insertion
+ * order), so tidalctl prints them as they come.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include <json.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "plugin/sched/engine_state.h"
+
+namespace tidal {
+namespace plugin {
+
+namespace {
+
+constexpr int kWireVersion = 1;
+
+void put_str(json_object *o, const char *k, const std::string &v)
+{
+	json_object_object_add(o, k, json_object_new_string(
+					     v.empty() ? "None" : v.c_str()));
+}
+
+void put_num(json_object *o, const char *k, double v)
+{
+	if (v == std::floor(v) && std::fabs(v) < 9e15)
+		json_object_object_add(o, k, json_object_new_int64((int64_t)v));
+	else
+		json_object_object_add(o, k, json_object_new_double(v));
+}
+
+std::string placement_str(const JobView &v, const Placement &p,
+			  const std::vector<std::string> &names)
+{
+	std::ostringstream s;
+	for (size_t i = 0; i < p.size(); i++) {
+		int n = p[i].node;
+		s << (i ? "," : "")
+		  << (n >= 0 && n < (int)names.size() ? names[n] : "?") << ":"
+		  << p[i].gpus;
+	}
+	return s.str();
+}
+
+json_object *job_record(const JobView &v, bool full)
+{
+	const Job &j = v.job;
+	json_object *o = json_object_new_object();
+	put_num(o, "JobId", (double)j.id);
+	put_str(o, "JobName", j.name);
+	put_str(o, "User", j.user);
+	put_str(o, "State", j.state == JobState::Running ? "RUNNING"
+							 : "PENDING");
+	put_num(o, "GPUs", j.gpus);
+	put_num(o, "AllocGPUs", j.alloc);
+	put_str(o, "Nodes", v.nodes);
+	put_str(o, "ElasticGPUs",
+		j.max_gpus ? std::to_string(j.min_gpus) + "-" +
+				     std::to_string(j.max_gpus)
+			   : "");
+	if (full) {
+		put_str(o, "Partition", j.group);
+		put_str(o, "Model", j.model);
+		put_num(o, "Batch", j.batch);
+		put_num(o, "Iterations", j.iterations);
+		put_num(o, "Submit", j.submit);
+		if (j.has_deadline())
+			put_num(o, "Deadline", j.deadline);
+		else
+			put_str(o, "Deadline", "");
+		put_num(o, "AttainedGPUSec", std::round(j.attained));
+	}
+	put_str(o, "Action", v.decided ? action_name(v.decision.action) : "");
+	put_str(o, "Reason", v.decided ? v.decision.reason : "");
+	return o;
+}
+
+json_object *error_reply(const std::string &msg)
+{
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "version", json_object_new_int(kWireVersion));
+	json_object_object_add(o, "ok", json_object_new_boolean(0));
+	json_object_object_add(o, "error", json_object_new_string(msg.c_str()));
+	return o;
+}
+
+std::string get_s(json_object *req, const char *k)
+{
+	json_object *v;
+	if (!json_object_object_get_ex(req, k, &v) ||
+	    json_object_get_type(v) != json_type_string)
+		return "";
+	return json_object_get_string(v);
+}
+
+std::string serialize(json_object *o)
+{
+	std::string s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	json_object_put(o);
+	return s + "\n";
+}
+
+} /* namespace */
+
+std::string Engine::handle(const std::string &request, std::uint32_t uid,
+			   bool admin, bool private_jobs)
+{
+	json_object *req = json_tokener_parse(request.c_str());
+	if (!req || json_object_get_type(req) != json_type_object) {
+		if (req)
+			json_object_put(req);
+		return serialize(error_reply("request is not a JSON object"));
+	}
+	json_object *ver, *idv;
+	int version = json_object_object_get_ex(req, "version", &ver)
+			      ? json_object_get_int(ver) : 0;
+	std::string op = get_s(req, "op"), what = get_s(req, "what");
+	std::string policy = get_s(req, "policy");
+	long long id = json_object_object_get_ex(req, "id", &idv)
+			       ? json_object_get_int64(idv) : -1;
+	json_object_put(req);
+	if (version != kWireVersion)
+		return serialize(error_reply(
+			"wire version " + std::to_string(version) +
+			" not supported (this plugin speaks 1)"));
+
+	if (op == "set" && what == "policy") {
+		if (!admin)
+			return serialize(error_reply(
+				"changing the policy needs root or SlurmUser "
+				"(you are uid " + std::to_string(uid) + ")"));
+		return set_policy(policy);
+	}
+
+	std::lock_guard<std::mutex> g(mu_);
+	json_object *records = json_object_new_array();
+	if (op == "show" && what == "policy") {
+		json_object *o = json_object_new_object();
+		put_str(o, "Policy", name_);
+		put_num(o, "CycleInterval", interval_);
+		put_num(o, "Cycles", (double)cycles_);
+		put_num(o, "LastCycle", last_.now);
+		put_num(o, "DecideMs", std::round(last_.decide_ms * 1000) / 1000);
+		put_num(o, "Jobs", (double)last_.jobs.size());
+		std::string kv;
+		for (const auto &[k, v] : params_.items())
+			kv += (kv.empty() ? "" : ",") + k + "=" + v;
+		put_str(o, "Parameters", kv);
+		json_object_array_add(records, o);
+	} else if (op == "show" || op == "explain") {
+		bool one = op == "explain" || what == "job";
+		if (op == "show" && what != "jobs" && what != "job" &&
+		    what != "decisions") {
+			json_object_put(records);
+			return serialize(error_reply(
+				"show what? jobs, job ID, policy or decisions"));
+		}
+		for (const JobView &v : last_.jobs) {
+			if (one && v.job.id != id)
+				continue;
+			if (private_jobs && !admin && v.uid != uid)
+				continue;
+			json_object *o = job_record(v, one);
+			if (op == "explain" || what == "decisions") {
+				put_str(o, "Placement",
+					placement_str(v, v.decision.placement,
+						      node_names_));
+				for (const auto &[k, n] : v.decision.numbers)
+					put_num(o, k.c_str(), n);
+			}
+			json_object_array_add(records, o);
+		}
+		if (one && json_object_array_length(records) == 0) {
+			json_object_put(records);
+			return serialize(error_reply(
+				"job " + std::to_string(id) +
+				" is not pending or running under Tidal "
+				"(or is not yours to see)"));
+		}
+	} else {
+		json_object_put(records);
+		return serialize(error_reply("unknown op '" + op + "'"));
+	}
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "version", json_object_new_int(kWireVersion));
+	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	json_object_object_add(o, "records", records);
+	return serialize(o);
+}
+
+std::string Engine::set_policy(const std::string &name)
+{
+	std::lock_guard<std::mutex> g(mu_);
+	const PolicyInfo *info = find_policy(lower(name));
+	if (!info)
+		return serialize(error_reply("unknown policy '" + name + "'"));
+	Params p = params_;
+	p.set("Policy", lower(name));
+	policy_ = info->make(p);
+	params_ = p;
+	name_ = lower(name);
+	json_object *rec = json_object_new_object();
+	put_str(rec, "Policy", name_);
+	json_object *records = json_object_new_array();
+	json_object_array_add(records, rec);
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "version", json_object_new_int(kWireVersion));
+	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	json_object_object_add(o, "records", records);
+	return serialize(o);
+}
+
+} /* namespace plugin */
+} /* namespace tidal */
+
+extern "C" char *tidal_engine_request(const char *request, uint32_t uid,
+				      int admin, int private_jobs)
+{
+	std::string r;
+	try {
+		r = tidal::plugin::engine().handle(request ? request : "", uid,
+						   admin != 0,
+						   private_jobs != 0);
+	} catch (const std::exception &e) {
+		r = std::string("{\"version\":1,\"ok\":false,\"error\":\"internal "
+				"error\"}\n");
+	} catch (...) {
+		r = "{\"version\":1,\"ok\":false,\"error\":\"internal error\"}\n";
+	}
+	char *p = (char *)std::malloc(r.size() + 1);
+	if (p)
+		std::memcpy(p, r.c_str(), r.size() + 1);
+	return p;
+}

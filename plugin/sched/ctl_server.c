@@ -1,0 +1,175 @@
+/*
+ * ctl_server.c - the TCP listener tidalctl talks to (CtlPort in tidal.conf).
+ *
+ * One connection = one request:
+ *
+ *   client -> line 1: a MUNGE credential (empty payload)
+ *             line 2: the request, one JSON object (ctl_engine.cc)
+ *   server <- one JSON line, then close
+ *
+ * The credential is decoded through the same munged slurmctld uses
+ * (AuthInfo=socket=... is honoured); its uid decides what the peer may do:
+ * root and SlurmUser are admins, others see only their own jobs when
+ * PrivateData=jobs.  No slurmctld lock is taken here: answers come from the
+ * engine's copy of the last cycle.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include <errno.h>
+#include <munge.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "src/common/log.h"
+#include "src/common/macros.h"
+#include "src/common/xmalloc.h"
+#include "src/common/xstring.h"
+#include "src/slurmctld/slurmctld.h"
+
+#include "plugin/sched/bridge.h"
+
+#define MAX_REQUEST (64 * 1024)
+
+static pthread_t ctl_thread;
+static int listen_fd = -1;
+static volatile bool ctl_stop;
+static char *munge_socket; /* from AuthInfo, or NULL for the default */
+
+/* Read up to two lines (credential, request) into BUF; RET 0 or -1. */
+static int _read_request(int fd, char *buf, size_t len, char **req)
+{
+	size_t got = 0;
+	char *nl;
+
+	while (got < len - 1) {
+		ssize_t n = read(fd, buf + got, len - 1 - got);
+		if (n <= 0)
+			return -1;
+		got += n;
+		buf[got] = '\0';
+		if ((nl = strchr(buf, '\n')) && strchr(nl + 1, '\n'))
+			break;
+	}
+	if (!(nl = strchr(buf, '\n')))
+		return -1;
+	*nl = '\0';
+	*req = nl + 1;
+	if ((nl = strchr(*req, '\n')))
+		*nl = '\0';
+	return 0;
+}
+
+static void _write_all(int fd, const char *s)
+{
+	size_t n = strlen(s);
+	while (n > 0) {
+		ssize_t w = write(fd, s, n);
+		if (w <= 0)
+			return;
+		s += w;
+		n -= w;
+	}
+}
+
+static void _serve(int fd)
+{
+	char *buf = xmalloc(MAX_REQUEST), *req = NULL, *reply;
+	struct timeval tv = { .tv_sec = 2 };
+	munge_ctx_t ctx = munge_ctx_create();
+	uid_t uid;
+	gid_t gid;
+	munge_err_t err;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (_read_request(fd, buf, MAX_REQUEST, &req)) {
+		_write_all(fd, "{\"version\":1,\"ok\":false,\"error\":\"expected a MUNGE credential line and a request line\"}\n");
+		goto out;
+	}
+	if (ctx && munge_socket)
+		munge_ctx_set(ctx, MUNGE_OPT_SOCKET, munge_socket);
+	err = munge_decode(buf, ctx, NULL, NULL, &uid, &gid);
+	if (err != EMUNGE_SUCCESS) {
+		char *msg = NULL;
+		xstrfmtcat(msg, "{\"version\":1,\"ok\":false,\"error\":\"MUNGE credential rejected: %s\"}\n",
+			   munge_strerror(err));
+		_write_all(fd, msg);
+		xfree(msg);
+		goto out;
+	}
+	reply = tidal_engine_request(
+		req, uid, uid == 0 || uid == slurm_conf.slurm_user_id,
+		(slurm_conf.private_data & PRIVATE_DATA_JOBS) != 0);
+	if (reply)
+		_write_all(fd, reply);
+	free(reply);
+out:
+	if (ctx)
+		munge_ctx_destroy(ctx);
+	xfree(buf);
+}
+
+static void *_listener(void *arg)
+{
+	struct pollfd p = { .fd = listen_fd, .events = POLLIN };
+
+	while (!ctl_stop) {
+		if (poll(&p, 1, 500) <= 0)
+			continue;
+		int fd = accept(listen_fd, NULL, NULL);
+		if (fd < 0)
+			continue;
+		_serve(fd);
+		close(fd);
+	}
+	return NULL;
+}
+
+extern int tidal_ctl_start(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_ANY),
+				 .sin_port = htons(port) };
+	int one = 1;
+	char *s;
+
+	if (port == 0)
+		return 0;
+	if ((s = xstrcasestr(slurm_conf.authinfo, "socket="))) {
+		munge_socket = xstrdup(s + 7);
+		if ((s = strchr(munge_socket, ',')))
+			*s = '\0';
+	}
+	listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (listen_fd < 0)
+		return -1;
+	setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(listen_fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    listen(listen_fd, 16)) {
+		error("sched/tidal: tidalctl port %d: %m", port);
+		close(listen_fd);
+		listen_fd = -1;
+		return -1;
+	}
+	ctl_stop = false;
+	slurm_thread_create(&ctl_thread, _listener, NULL);
+	info("sched/tidal: tidalctl listens on port %d", port);
+	return 0;
+}
+
+extern void tidal_ctl_stop(void)
+{
+	if (listen_fd < 0)
+		return;
+	ctl_stop = true;
+	pthread_join(ctl_thread, NULL);
+	close(listen_fd);
+	listen_fd = -1;
+	xfree(munge_socket);
+}

@@ -1,0 +1,359 @@
+/*
+ * engine.cc - the C++ half of sched/tidal: tidal.conf, the policy object,
+ * and the translation between bridge.h's C structs and core's types.
+ *
+ * It runs the very same policy objects as tidal-sim (make-by-name from the
+ * core registry).  Everything here is called from C: each entry point
+ * catches every exception and turns it into a return code and a message,
+ * because an exception escaping into slurmctld would abort the controller.
+ *
+ * The engine remembers a little about each job between cycles, because
+ * slurmctld forgets it on a requeue: the first submit time (a requeue resets
+ * submit_time), an arrival sequence number (Tiresias orders within a level
+ * by it), and the GPU-seconds and seconds of earlier runs (attained service).
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#include "core/policy.h"
+#include "plugin/sched/bridge.h"
+#include "plugin/sched/engine_state.h"
+
+#include <sstream>
+
+namespace tidal {
+namespace plugin {
+
+Engine &engine()
+{
+	static Engine e;
+	return e;
+}
+
+static char *dup_msg(const std::string &s)
+{
+	char *p = (char *)std::malloc(s.size() + 1);
+	if (p)
+		std::memcpy(p, s.c_str(), s.size() + 1);
+	return p;
+}
+
+int Engine::configure(const std::string &text, const std::string &origin,
+		      std::string *msg)
+{
+	Params p = Params::parse(text, origin);
+	std::string name = lower(p.get_str("Policy", "fifo"));
+	double interval = p.get_double("CycleInterval", 2, 0.1, 3600);
+	int ctl_port = (int)p.get_long("CtlPort", 6829, 0, 65535);
+	const PolicyInfo *info = find_policy(name);
+	if (!info) {
+		std::string known;
+		for (const PolicyInfo *i : all_policies())
+			known += (known.empty() ? "" : ", ") + i->name;
+		*msg = origin + ": Policy=" + name + ": unknown policy (known: " +
+		       known + ")";
+		return -1;
+	}
+	/* Slurm's rule: a bad value is logged and its default used. */
+	std::unique_ptr<Policy> pol = info->make(p);
+	for (const std::string &e : p.errors())
+		*msg += (msg->empty() ? "" : "\n") + e;
+	std::lock_guard<std::mutex> g(mu_);
+	policy_ = std::move(pol);
+	params_ = p;
+	name_ = name;
+	interval_ = interval;
+	ctl_port_ = ctl_port;
+	return 0;
+}
+
+/* "job 12: elastic 2-8 GPUs, model resnet50, ..." for slurmctld's log. */
+static std::string describe_options(const tidal_job_t &b)
+{
+	std::ostringstream s;
+	s << "job " << b.id << ": Tidal options:";
+	if (b.max_gpus)
+		s << " elastic " << b.min_gpus << "-" << b.max_gpus << " GPUs";
+	if (b.model)
+		s << " model " << b.model;
+	if (b.batch)
+		s << " batch " << b.batch;
+	if (b.iters)
+		s << " iterations " << (long long)b.iters;
+	if (b.best_effort)
+		s << " best-effort";
+	s << "\n";
+	return s.str();
+}
+
+/* Build the core Job for one bridge job, using and updating the memo. */
+void Engine::fill_job(const tidal_job_t &b, double now, Job *j,
+		      std::string *log)
+{
+	JobMemo &m = memo_[b.id];
+	if (m.seq == 0) {
+		m.seq = ++next_seq_;
+		m.submit = b.submit;
+		if (b.max_gpus || b.model || b.batch || b.iters || b.best_effort)
+			*log += describe_options(b);
+	}
+	bool running = b.state == TIDAL_JOB_RUNNING;
+	if (!running && m.run_start > 0) { /* it stopped since last cycle */
+		m.attained += m.run_gpus * (m.seen - m.run_start);
+		m.executed += m.seen - m.run_start;
+		m.run_start = 0;
+	}
+	if (running) {
+		m.run_start = b.start;
+		m.run_gpus = b.gpus;
+	}
+	m.seen = now;
+
+	j->id = b.id;
+	j->name = b.name ? b.name : "";
+	j->user = b.user ? b.user : std::to_string(b.uid);
+	j->group = b.partition ? b.partition : "";
+	j->model = b.model ? b.model : "";
+	j->batch = b.batch;
+	j->submit = m.submit;
+	j->gpus = b.gpus;
+	j->min_gpus = b.min_gpus;
+	j->max_gpus = b.max_gpus;
+	j->deadline = b.deadline > 0 ? b.deadline : kNoDeadline;
+	j->best_effort = b.best_effort != 0;
+	/* Without --train-iters the time limit is the only size we know:
+	 * work is then counted in seconds (iter_time 1 s). */
+	double limit = b.time_limit > 0 ? b.time_limit : 365 * 86400.0;
+	j->duration = limit;
+	j->estimate = b.time_limit > 0 ? b.time_limit : -1;
+	j->iterations = b.iters > 0 ? b.iters : limit;
+	j->iter_time = limit / j->iterations;
+	double ran = running ? now - b.start : 0;
+	j->executed = m.executed + ran;
+	j->attained = m.attained + (running ? b.gpus * ran : 0);
+	j->remaining = std::max(0.0, j->iterations - j->executed / j->iter_time);
+	j->seq = m.seq;
+	j->state = running ? JobState::Running : JobState::Pending;
+	if (running) {
+		j->start = b.start;
+		for (int i = 0; i < b.n_alloc; i++) {
+			j->placement.push_back({b.alloc_node[i], b.alloc_gpus[i]});
+			j->alloc += b.alloc_gpus[i];
+		}
+	}
+}
+
+void Engine::fill_cluster(const tidal_snap_t &s, Cluster *c)
+{
+	c->nodes.resize(s.n_nodes);
+	for (int i = 0; i < s.n_nodes; i++) {
+		const tidal_node_t &b = s.nodes[i];
+		Node &n = c->nodes[i];
+		n.name = b.name;
+		n.gpus = b.up ? b.gpus : 0;
+		n.cpus = b.cpus;
+		n.mem_mb = b.mem_mb;
+		n.switch_id = b.switch_id;
+	}
+	c->switches.resize(s.n_switches);
+	for (int i = 0; i < s.n_switches; i++) {
+		Switch &w = c->switches[i];
+		w.name = s.switches[i].name;
+		w.parent = s.switches[i].parent;
+		w.level = s.switches[i].level;
+		w.link_gbps = s.switches[i].link;
+	}
+	for (int i = 0; i < s.n_nodes; i++)
+		if (c->nodes[i].switch_id >= 0)
+			c->switches[c->nodes[i].switch_id].nodes.push_back(i);
+	for (int i = 0; i < s.n_switches; i++)
+		if (c->switches[i].parent >= 0)
+			c->switches[c->switches[i].parent].children.push_back(i);
+}
+
+static void copy_decision(const Decision &d, tidal_decision_t *o)
+{
+	o->job = (uint32_t)d.job;
+	o->action = (int)d.action;
+	o->gpus = d.gpus;
+	o->n_shares = (int)d.placement.size();
+	o->share_node = (int *)std::calloc(d.placement.size() + 1, sizeof(int));
+	o->share_gpus = (int *)std::calloc(d.placement.size() + 1, sizeof(int));
+	for (size_t i = 0; i < d.placement.size(); i++) {
+		o->share_node[i] = d.placement[i].node;
+		o->share_gpus[i] = d.placement[i].gpus;
+	}
+	std::snprintf(o->reason, sizeof(o->reason), "%s", d.reason.c_str());
+}
+
+int Engine::decide(const tidal_snap_t &s, tidal_plan_t *out)
+{
+	std::lock_guard<std::mutex> g(mu_);
+	if (!policy_)
+		throw std::runtime_error("no policy configured");
+	auto t0 = std::chrono::steady_clock::now();
+	Cluster cluster;
+	fill_cluster(s, &cluster);
+	std::vector<Job> jobs(s.n_jobs);
+	Snapshot snap;
+	snap.cluster = &cluster;
+	snap.now = s.now;
+	Plan extra; /* jobs the policy does not see */
+	std::string log;
+	for (int i = 0; i < s.n_jobs; i++) {
+		fill_job(s.jobs[i], s.now, &jobs[i], &log);
+		jobs[i].index = i;
+		if (jobs[i].gpus > 0)
+			snap.jobs.push_back(&jobs[i]);
+		else if (jobs[i].state == JobState::Pending)
+			extra.add(jobs[i].id, Action::Start, 0,
+				  "no GPUs requested: Slurm places it");
+	}
+	Plan plan = policy_->decide(snap);
+	for (Decision &d : extra.decisions)
+		plan.decisions.push_back(std::move(d));
+	forget_old(s.now);
+
+	size_t n = plan.decisions.size();
+	out->d = (tidal_decision_t *)std::calloc(n + 1,
+						 sizeof(tidal_decision_t));
+	if (!out->d)
+		throw std::bad_alloc();
+	out->n = (int)n;
+	for (int i = 0; i < out->n; i++)
+		copy_decision(plan.decisions[i], &out->d[i]);
+	out->wake_at = std::isfinite(plan.wake_at) ? plan.wake_at : 0;
+	out->decide_ms = std::chrono::duration<double, std::milli>(
+				 std::chrono::steady_clock::now() - t0)
+				 .count();
+	if (!log.empty())
+		out->log = dup_msg(log);
+	record(s, jobs, plan, out->decide_ms);
+	return 0;
+}
+
+/* Forget jobs not seen for an hour (finished, or ineligible that long). */
+void Engine::forget_old(double now)
+{
+	for (auto it = memo_.begin(); it != memo_.end();)
+		if (now - it->second.seen > 3600)
+			it = memo_.erase(it);
+		else
+			++it;
+}
+
+void Engine::record(const tidal_snap_t &s, const std::vector<Job> &jobs,
+		    const Plan &plan, double decide_ms)
+{
+	std::unordered_map<JobId, const Decision *> by_job;
+	for (const Decision &d : plan.decisions)
+		by_job[d.job] = &d;
+	last_.now = s.now;
+	last_.decide_ms = decide_ms;
+	last_.jobs.clear();
+	node_names_.resize(s.n_nodes);
+	for (int i = 0; i < s.n_nodes; i++)
+		node_names_[i] = s.nodes[i].name;
+	last_.jobs.reserve(jobs.size());
+	for (size_t i = 0; i < jobs.size(); i++) {
+		JobView v;
+		v.job = jobs[i];
+		v.uid = s.jobs[i].uid;
+		for (const NodeShare &ns : jobs[i].placement)
+			if (ns.node >= 0 && ns.node < s.n_nodes)
+				v.nodes += (v.nodes.empty() ? "" : ",") +
+					   std::string(s.nodes[ns.node].name);
+		auto it = by_job.find(jobs[i].id);
+		if (it != by_job.end()) {
+			v.decision = *it->second;
+			v.decided = true;
+		}
+		last_.jobs.push_back(std::move(v));
+	}
+	cycles_++;
+}
+
+} /* namespace plugin */
+} /* namespace tidal */
+
+using tidal::plugin::engine;
+
+extern "C" int tidal_engine_configure(const char *text, const char *origin,
+				      char **msg)
+{
+	*msg = nullptr;
+	std::string m;
+	int rc = -1;
+	try {
+		rc = engine().configure(text ? text : "", origin, &m);
+	} catch (const std::exception &e) {
+		m = std::string("tidal.conf: ") + e.what();
+	} catch (...) {
+		m = "tidal.conf: unknown error";
+	}
+	if (!m.empty())
+		*msg = tidal::plugin::dup_msg(m);
+	return rc;
+}
+
+extern "C" int tidal_engine_ctl_port(void)
+{
+	return engine().ctl_port();
+}
+
+extern "C" double tidal_engine_interval(void)
+{
+	return engine().interval();
+}
+
+extern "C" const char *tidal_engine_policy(void)
+{
+	return engine().policy_name();
+}
+
+extern "C" int tidal_engine_decide(const tidal_snap_t *snap,
+				   tidal_plan_t *plan, char **msg)
+{
+	*msg = nullptr;
+	std::memset(plan, 0, sizeof(*plan));
+	try {
+		return engine().decide(*snap, plan);
+	} catch (const std::exception &e) {
+		*msg = tidal::plugin::dup_msg(std::string("decide: ") + e.what());
+	} catch (...) {
+		*msg = tidal::plugin::dup_msg("decide: unknown error");
+	}
+	tidal_plan_free(plan);
+	return -1;
+}
+
+extern "C" void tidal_plan_free(tidal_plan_t *plan)
+{
+	for (int i = 0; i < plan->n; i++) {
+		std::free(plan->d[i].share_node);
+		std::free(plan->d[i].share_gpus);
+	}
+	std::free(plan->d);
+	std::free(plan->log);
+	plan->log = nullptr;
+	plan->d = nullptr;
+	plan->n = 0;
+}
+
+extern "C" void tidal_engine_shutdown(void)
+{
+	try {
+		engine().shutdown();
+	} catch (...) {
+	}
+}

@@ -1,0 +1,111 @@
+/*
+ * engine_state.h - the engine object behind bridge.h's C entry points.
+ *
+ * One Engine per slurmctld (a function-local static).  Its mutex is taken
+ * by configure() (scontrol reconfigure, from slurmctld's threads) and by
+ * decide() (the plugin thread), never while a slurmctld lock is waited for.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/params.h"
+#include "core/plan.h"
+#include "core/policy.h"
+#include "plugin/sched/bridge.h"
+
+namespace tidal {
+namespace plugin {
+
+/* What the engine keeps about a job between cycles. */
+struct JobMemo {
+	std::uint64_t seq = 0; /* arrival order, 1-based; 0 = new */
+	double submit = 0;     /* first submit seen (requeue resets Slurm's) */
+	double attained = 0;   /* GPU-seconds of earlier runs */
+	double executed = 0;   /* seconds of earlier runs */
+	double run_start = 0;  /* start of the run seen last cycle, 0 = none */
+	int run_gpus = 0;
+	double seen = 0;       /* snapshot time it was last seen */
+};
+
+/* One job as tidalctl shows it: what the snapshot said and what the last
+ * decision was. */
+struct JobView {
+	Job job;           /* placement holds snapshot node indices */
+	std::uint32_t uid = 0;
+	std::string nodes; /* names of the nodes it runs on */
+	Decision decision;
+	bool decided = false;
+};
+
+/* The last cycle, for tidalctl. */
+struct LastCycle {
+	double now = 0;
+	double decide_ms = 0;
+	std::vector<JobView> jobs;
+};
+
+class Engine {
+public:
+	int configure(const std::string &text, const std::string &origin,
+		      std::string *msg);
+	int decide(const tidal_snap_t &s, tidal_plan_t *out);
+	/* A tidalctl request (one JSON object) from UID; RET the reply, one
+	 * JSON object.  ADMIN: root or SlurmUser.  PRIVATE_JOBS: non-admins
+	 * see only their own jobs (PrivateData=jobs).  ctl_engine.cc. */
+	std::string handle(const std::string &request, std::uint32_t uid,
+			   bool admin, bool private_jobs);
+	int ctl_port()
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		return ctl_port_;
+	}
+	double interval()
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		return interval_;
+	}
+	const char *policy_name()
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		return name_.c_str();
+	}
+	void shutdown()
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		policy_.reset();
+		memo_.clear();
+	}
+
+private:
+	void fill_job(const tidal_job_t &b, double now, Job *j,
+		      std::string *log);
+	void fill_cluster(const tidal_snap_t &s, Cluster *c);
+	void forget_old(double now);
+	std::string set_policy(const std::string &name);
+	void record(const tidal_snap_t &s, const std::vector<Job> &jobs,
+		    const Plan &plan, double decide_ms);
+
+	std::mutex mu_;
+	std::unique_ptr<Policy> policy_;
+	Params params_;
+	std::string name_;
+	double interval_ = 2;
+	int ctl_port_ = 6829;
+	std::vector<std::string> node_names_;
+	std::unordered_map<std::uint32_t, JobMemo> memo_;
+	std::uint64_t next_seq_ = 0;
+	LastCycle last_;
+	std::uint64_t cycles_ = 0;
+};
+
+Engine &engine();
+
+} /* namespace plugin */
+} /* namespace tidal */

@@ -1,0 +1,204 @@
+/*
+ * sched_tidal.c - the sched/tidal plugin shim: Slurm's entry points and the
+ * one scheduling thread, in the manner of sched/backfill's wrapper.
+ *
+ * Each cycle:
+ *
+ *   lock (job W, node W, part R)  tidal_snapshot_take()   snapshot.c
+ *   unlock                        tidal_engine_decide()   engine.cc (C++)
+ *   lock (job W, node W, part R)  tidal_plan_apply()      apply.c
+ *   unlock, sleep CycleInterval (or until scontrol reconfigure)
+ *
+ * With SchedulerParameters=defer,sched_interval=-1 slurmctld's own
+ * scheduler starts nothing, so every start comes from here.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include "slurm/slurm_errno.h"
+
+#include "src/common/log.h"
+#include "src/common/macros.h"
+#include "src/common/read_config.h"
+#include "src/common/xmalloc.h"
+#include "src/common/xstring.h"
+#include "src/slurmctld/locks.h"
+#include "src/slurmctld/slurmctld.h"
+
+#include "plugin/sched/bridge.h"
+#include "plugin/sched/slurm_side.h"
+
+const char plugin_name[] = "Tidal scheduler for deep-learning training";
+const char plugin_type[] = "sched/tidal";
+const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+static pthread_t tidal_thread;
+static pthread_mutex_t thread_flag_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t term_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t term_cond = PTHREAD_COND_INITIALIZER;
+static bool stop_agent;
+static bool wake_agent;
+
+/* Read tidal.conf (beside slurm.conf) into the engine.  A missing file
+ * means the defaults (Policy=fifo). */
+static void _load_config(void)
+{
+	char *path = get_extra_conf_path("tidal.conf");
+	char *text = NULL, *msg = NULL;
+	FILE *f = fopen(path, "r");
+
+	if (f) {
+		char buf[4096];
+		size_t n;
+		while ((n = fread(buf, 1, sizeof(buf) - 1, f)) > 0) {
+			buf[n] = '\0';
+			xstrcat(text, buf);
+		}
+		fclose(f);
+	} else {
+		info("sched/tidal: %s: not readable (%m); using the defaults",
+		     path);
+	}
+	if (tidal_engine_configure(text ? text : "", path, &msg))
+		error("sched/tidal: %s; keeping the previous policy",
+		      msg ? msg : "configuration failed");
+	else if (msg)
+		for (char *save = NULL, *l = strtok_r(msg, "\n", &save); l;
+		     l = strtok_r(NULL, "\n", &save))
+			error("sched/tidal: %s", l);
+	free(msg);
+	xfree(text);
+	xfree(path);
+	info("sched/tidal: policy %s, cycle every %.1f s",
+	     tidal_engine_policy(), tidal_engine_interval());
+	if (!xstrcasestr(slurm_conf.sched_params, "sched_interval=-1"))
+		info("sched/tidal: SchedulerParameters lacks sched_interval=-1: "
+		     "slurmctld's own scheduler will start jobs too");
+}
+
+static double _ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) * 1e3 +
+	       (t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static void _cycle(void)
+{
+	slurmctld_lock_t locks = {
+		.conf = READ_LOCK, .job = WRITE_LOCK, .node = WRITE_LOCK,
+		.part = READ_LOCK, .fed = READ_LOCK,
+	};
+	tidal_snap_t snap;
+	tidal_plan_t plan;
+	char *msg = NULL;
+	struct timespec t0;
+	double snap_ms, apply_ms;
+	int started;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	lock_slurmctld(locks);
+	tidal_snapshot_take(&snap);
+	unlock_slurmctld(locks);
+	snap_ms = _ms_since(&t0);
+
+	if (tidal_engine_decide(&snap, &plan, &msg)) {
+		error("sched/tidal: %s", msg ? msg : "decide failed");
+		free(msg);
+		tidal_snapshot_free(&snap);
+		return;
+	}
+	if (plan.log)
+		for (char *save = NULL, *l = strtok_r(plan.log, "\n", &save);
+		     l; l = strtok_r(NULL, "\n", &save))
+			info("sched/tidal: %s", l);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	lock_slurmctld(locks);
+	started = tidal_plan_apply(&snap, &plan);
+	unlock_slurmctld(locks);
+	apply_ms = _ms_since(&t0);
+
+	debug("sched/tidal: %d jobs, %d started; snapshot %.3f ms, decide %.3f ms, apply %.3f ms",
+	      snap.n_jobs, started, snap_ms, plan.decide_ms, apply_ms);
+	tidal_plan_free(&plan);
+	tidal_snapshot_free(&snap);
+}
+
+static void _sleep(double secs)
+{
+	struct timespec ts;
+	struct timeval now;
+
+	gettimeofday(&now, NULL);
+	double t = now.tv_sec + now.tv_usec / 1e6 + secs;
+	ts.tv_sec = (time_t)t;
+	ts.tv_nsec = (long)((t - ts.tv_sec) * 1e9);
+	slurm_mutex_lock(&term_lock);
+	if (!stop_agent && !wake_agent)
+		slurm_cond_timedwait(&term_cond, &term_lock, &ts);
+	wake_agent = false;
+	slurm_mutex_unlock(&term_lock);
+}
+
+static void *_agent(void *arg)
+{
+	while (true) {
+		slurm_mutex_lock(&term_lock);
+		bool stop = stop_agent;
+		slurm_mutex_unlock(&term_lock);
+		if (stop)
+			break;
+		_cycle();
+		_sleep(tidal_engine_interval());
+	}
+	return NULL;
+}
+
+extern int init(void)
+{
+	slurm_mutex_lock(&thread_flag_mutex);
+	if (tidal_thread) {
+		slurm_mutex_unlock(&thread_flag_mutex);
+		return SLURM_ERROR;
+	}
+	_load_config();
+	stop_agent = false;
+	slurm_thread_create(&tidal_thread, _agent, NULL);
+	tidal_ctl_start(tidal_engine_ctl_port());
+	slurm_mutex_unlock(&thread_flag_mutex);
+	verbose("sched/tidal: loaded");
+	return SLURM_SUCCESS;
+}
+
+extern void fini(void)
+{
+	slurm_mutex_lock(&thread_flag_mutex);
+	if (tidal_thread) {
+		slurm_mutex_lock(&term_lock);
+		stop_agent = true;
+		slurm_cond_signal(&term_cond);
+		slurm_mutex_unlock(&term_lock);
+		pthread_join(tidal_thread, NULL);
+		tidal_thread = 0;
+		tidal_ctl_stop();
+		tidal_engine_shutdown();
+	}
+	slurm_mutex_unlock(&thread_flag_mutex);
+}
+
+extern int sched_p_reconfig(void)
+{
+	_load_config();
+	slurm_mutex_lock(&term_lock);
+	wake_agent = true;
+	slurm_cond_signal(&term_cond);
+	slurm_mutex_unlock(&term_lock);
+	return SLURM_SUCCESS;
+}

@@ -1,0 +1,264 @@
+# tests/cluster/lib.sh - a private Slurm cluster on loopback, for tests.
+#
+# Sourced by tests/cluster/test_*.sh.  cluster_up starts, in a fresh
+# temporary directory and on free loopback ports:
+#
+#   munged     own socket and key (AuthInfo=socket=...)
+#   slurmctld  SchedulerType=sched/tidal from $BUILD, defer,sched_interval=-1
+#   slurmd x4  n1..n4 (slurmd -N), own ports, 8 fake GPUs each: character
+#              devices made with mknod (major 195, like /dev/nvidiaN)
+#
+# and cluster_down tears it all down: jobs are cancelled first so that no
+# slurmstepd outlives its slurmd, then daemons are stopped by their pid
+# files, and finally any process still carrying this cluster's SLURM_CONF
+# in its environment (only ours can) is killed by pid.
+#
+# Needs root (mknod, slurmd).  Without root, Slurm or the plugin, the test
+# prints why it is skipped and exits 0.
+#
+# GPL-2.0-or-later.
+
+BUILD=${BUILD:-build}
+BUILD_ABS=$(cd "$BUILD" 2>/dev/null && pwd)
+NODES="n1 n2 n3 n4"
+GPUS_PER_NODE=8
+PASSED=0
+FAILED=0
+TEST_NAME=$(basename "$0" .sh)
+
+say() { echo "$TEST_NAME: $*"; }
+pass() { PASSED=$((PASSED + 1)); echo "ok   - $*"; }
+fail() { FAILED=$((FAILED + 1)); echo "FAIL - $*"; }
+check() { # check DESCRIPTION COMMAND... : pass if the command succeeds
+	local what=$1; shift
+	if "$@"; then pass "$what"; else fail "$what"; fi
+}
+finish() {
+	echo "$TEST_NAME: $PASSED passed, $FAILED failed"
+	[ "$FAILED" -eq 0 ]
+}
+
+skip_unless_runnable() {
+	local why=
+	[ "$(id -u)" -eq 0 ] || why="not root"
+	for b in slurmctld slurmd munged sbatch squeue scontrol; do
+		command -v $b >/dev/null 2>&1 || why="$b not installed"
+	done
+	[ -n "$BUILD_ABS" ] && [ -f "$BUILD_ABS/sched_tidal.so" ] ||
+		why="$BUILD/sched_tidal.so not built (no Slurm source tree?)"
+	if [ -n "$why" ]; then
+		echo "$TEST_NAME: skipped: $why"
+		echo "$TEST_NAME: 0 passed, 0 failed"
+		exit 0
+	fi
+}
+
+# A base port with PORTS_NEEDED free TCP ports after it.
+pick_ports() {
+	local used base i ok
+	used=$(ss -Htan 2>/dev/null | awk '{print $4}' | sed 's/.*://' | sort -u)
+	for _ in $(seq 50); do
+		base=$((20000 + (RANDOM % 2000) * 10))
+		ok=1
+		for i in $(seq 0 9); do
+			echo "$used" | grep -qx "$((base + i))" && ok=0
+		done
+		[ $ok = 1 ] && { echo $base; return; }
+	done
+	echo 27000
+}
+
+write_conf() { # write_conf POLICY_CONF_TEXT
+	local host i=0 n
+	host=$(hostname -s)
+	mkdir -p "$T/etc" "$T/state" "$T/spool" "$T/log" "$T/run" "$T/out"
+	cat >"$T/etc/slurm.conf" <<EOF
+ClusterName=tidaltest
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=$PORT_CTL
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket=$T/munge/munge.socket
+CredType=cred/munge
+StateSaveLocation=$T/state
+SlurmdSpoolDir=$T/spool/%n
+SlurmctldPidFile=$T/run/slurmctld.pid
+SlurmdPidFile=$T/run/slurmd-%n.pid
+SlurmctldLogFile=$T/log/slurmctld.log
+SlurmdLogFile=$T/log/slurmd-%n.log
+SlurmctldDebug=debug
+SlurmdDebug=info
+PluginDir=/usr/lib/x86_64-linux-gnu/slurm-wlm:$BUILD_ABS
+PlugStackConfig=$T/etc/plugstack.conf
+SchedulerType=sched/tidal
+SchedulerParameters=defer,sched_interval=-1
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+GresTypes=gpu
+ProctrackType=proctrack/pgid
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+MpiDefault=none
+SwitchType=switch/none
+TopologyPlugin=topology/tree
+SlurmdParameters=config_overrides
+ReturnToService=2
+SlurmdTimeout=60
+MessageTimeout=10
+KillWait=2
+MinJobAge=600
+JobRequeue=1
+PrivateData=jobs
+EOF
+	: >"$T/etc/gres.conf"
+	for n in $NODES; do
+		i=$((i + 1))
+		echo "NodeName=$n NodeHostname=$host NodeAddr=127.0.0.1 Port=$((PORT_CTL + i)) CPUs=16 RealMemory=4000 Gres=gpu:$GPUS_PER_NODE State=UNKNOWN" >>"$T/etc/slurm.conf"
+		mkdir -p "$T/dev/$n" "$T/spool/$n"
+		for g in $(seq 0 $((GPUS_PER_NODE - 1))); do
+			mknod "$T/dev/$n/nvidia$g" c 195 "$g"
+		done
+		echo "NodeName=$n Name=gpu File=$T/dev/$n/nvidia[0-$((GPUS_PER_NODE - 1))]" >>"$T/etc/gres.conf"
+	done
+	echo "PartitionName=gpu Nodes=n[1-4] Default=YES MaxTime=INFINITE State=UP" >>"$T/etc/slurm.conf"
+	cat >"$T/etc/topology.conf" <<EOF
+SwitchName=s1 Nodes=n[1-2]
+SwitchName=s2 Nodes=n[3-4]
+SwitchName=top Switches=s[1-2]
+EOF
+	: >"$T/etc/plugstack.conf"
+	[ -f "$BUILD_ABS/spank_tidal.so" ] &&
+		echo "required $BUILD_ABS/spank_tidal.so" >"$T/etc/plugstack.conf"
+	tidal_conf "$1"
+}
+
+# tidal.conf = TEXT plus this cluster's CtlPort (tidalctl's port).
+tidal_conf() {
+	printf '%s\nCtlPort=%s\n' "$1" "$PORT_TIDALCTL" >"$T/etc/tidal.conf"
+}
+
+start_munge() {
+	# The socket's directory is open to all (tidalctl as another user);
+	# the key's is not.
+	mkdir -p "$T/munge" "$T/munge-key"
+	chmod 755 "$T/munge"
+	chmod 700 "$T/munge-key"
+	dd if=/dev/urandom of="$T/munge-key/munge.key" bs=1024 count=1 2>/dev/null
+	chmod 400 "$T/munge-key/munge.key"
+	munged --force --socket="$T/munge/munge.socket" \
+		--key-file="$T/munge-key/munge.key" --pid-file="$T/run/munged.pid" \
+		--log-file="$T/log/munged.log" --seed-file="$T/munge-key/seed" ||
+		return 1
+}
+
+# wait_for SECONDS COMMAND...: poll every 0.5 s until COMMAND succeeds.
+wait_for() {
+	local t=$1 i; shift
+	for i in $(seq $((t * 2))); do
+		"$@" 2>/dev/null && return 0
+		sleep 0.5
+	done
+	return 1
+}
+
+nodes_idle() {
+	[ "$(sinfo -h -N -o '%t' | grep -cE '^(idle|mix|alloc)$')" -eq 4 ]
+}
+
+cluster_up() { # cluster_up "Policy=fifo ..."
+	skip_unless_runnable
+	T=$(mktemp -d /tmp/tidal-cluster.XXXXXX)
+	chmod 755 "$T"
+	PORT_CTL=$(pick_ports)
+	PORT_TIDALCTL=$((PORT_CTL + 5))
+	export SLURM_CONF="$T/etc/slurm.conf"
+	trap cluster_down EXIT INT TERM
+	write_conf "$1"
+	start_munge || { say "munged did not start"; dump_logs; exit 1; }
+	slurmctld -f "$SLURM_CONF" -i || { say "slurmctld did not start"; dump_logs; exit 1; }
+	for n in $NODES; do
+		slurmd -f "$SLURM_CONF" -N "$n" || { say "slurmd $n did not start"; dump_logs; exit 1; }
+	done
+	if ! wait_for 60 nodes_idle; then
+		say "nodes did not come up"; sinfo -N; dump_logs; exit 1
+	fi
+	say "cluster up in $T (ports $PORT_CTL-$((PORT_CTL + 4)))"
+}
+
+dump_logs() {
+	for f in "$T"/log/*.log; do
+		[ -f "$f" ] || continue
+		echo "---- $f (last 25 lines)"
+		tail -n 25 "$f"
+	done
+}
+
+kill_pidfile() { # kill_pidfile FILE: TERM, then KILL after 5 s
+	local pid
+	[ -f "$1" ] || return 0
+	pid=$(cat "$1" 2>/dev/null)
+	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
+	kill "$pid" 2>/dev/null
+	for _ in $(seq 10); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.5
+	done
+	kill -9 "$pid" 2>/dev/null
+}
+
+# Pids whose environment names this cluster's slurm.conf: daemons we
+# started and everything they started (slurmstepd, job scripts).
+our_pids() {
+	local p
+	for p in /proc/[0-9]*; do
+		[ "${p#/proc/}" = "$$" ] && continue
+		{ tr "\0" "\n" <"$p/environ"; } 2>/dev/null |
+			grep -qx "SLURM_CONF=$T/etc/slurm.conf" && echo "${p#/proc/}"
+	done
+}
+
+no_jobs_active() {
+	[ -z "$(squeue -h -t R,CG,CF,S -o %i 2>/dev/null)" ]
+}
+
+cluster_down() {
+	trap - EXIT INT TERM
+	[ -n "${T:-}" ] && [ -d "$T" ] || return 0
+	if [ "$FAILED" -gt 0 ] || [ -n "${TIDAL_KEEP_LOGS:-}" ]; then
+		dump_logs
+	fi
+	scancel --full $(squeue -h -o %i 2>/dev/null) 2>/dev/null
+	wait_for 20 no_jobs_active
+	for n in $NODES; do
+		kill_pidfile "$T/run/slurmd-$n.pid"
+	done
+	kill_pidfile "$T/run/slurmctld.pid"
+	kill_pidfile "$T/run/munged.pid"
+	for p in $(our_pids); do
+		kill -9 "$p" 2>/dev/null
+	done
+	rm -rf "$T"
+	T=
+}
+
+# ---- helpers for assertions
+
+submit() { # submit SBATCH_ARGS... : prints the job id
+	sbatch --parsable -D "$T/out" -o "$T/out/%j.out" "$@" | cut -d';' -f1
+}
+job_state() { squeue -h -j "$1" -o %T 2>/dev/null; }
+job_reason() { squeue -h -j "$1" -o %r 2>/dev/null; }
+job_nodes() { squeue -h -j "$1" -o %N 2>/dev/null; }
+is_state() { [ "$(job_state "$1")" = "$2" ]; }
+reason_has() { job_reason "$1" | grep -q -- "$2"; }
+# wait_state SECS JOB STATE
+wait_state() { wait_for "$1" is_state "$2" "$3"; }
+TIDALCTL="$BUILD_ABS/tidalctl"
+show_queue() { squeue -o '%.6i %.9T %.5D %.12b %.10N %r'; }
+set_tidal_conf() { # set_tidal_conf TEXT: rewrite and scontrol reconfigure
+	tidal_conf "$1"
+	scontrol reconfigure
+}

@@ -1,0 +1,37 @@
+#!/bin/bash
+# test_options.sh - Tidal's sbatch options (spank_tidal.so): bad values are
+# refused by sbatch with the option and the rule; good ones reach
+# sched/tidal through job_ptr->spank_job_env.
+#
+# GPL-2.0-or-later.
+. "$(dirname "$0")/lib.sh"
+cluster_up "Policy=fifo
+CycleInterval=1"
+[ -f "$BUILD_ABS/spank_tidal.so" ] || { fail "spank_tidal.so not built"; finish; exit; }
+
+refused() { # refused EXPECTED_MESSAGE SBATCH_ARGS...
+	local want=$1 out; shift
+	if out=$(sbatch -D "$T/out" -o /dev/null "$@" --wrap true 2>&1); then
+		echo "  accepted: $*"; return 1
+	fi
+	echo "$out" | grep -qF -- "$want" || { echo "  got: $out"; return 1; }
+}
+check "--elastic-gpus=8-2 refused: MIN <= MAX" \
+	refused "--elastic-gpus=8-2: must be MIN-MAX with integers 1 <= MIN <= MAX <= 4096" --elastic-gpus=8-2
+check "--elastic-gpus=4 refused: not a range" \
+	refused "--elastic-gpus=4: must be MIN-MAX" --elastic-gpus=4
+check "--train-batch=abc refused" \
+	refused "--train-batch=abc: must be an integer in [1, 1000000000]" --train-batch=abc
+check "--train-iters=0 refused" \
+	refused "--train-iters=0: must be an integer in [1, 1000000000000000]" --train-iters=0
+check "--train-model='a b' refused" \
+	refused "--train-model=a b: must be 1 to 64 characters" "--train-model=a b"
+
+j=$(submit -N1 --gpus-per-node=2 --elastic-gpus=2-8 --train-model=resnet50 \
+	--train-batch=256 --train-iters=1000 --wrap 'sleep 30')
+check "good options accepted (job $j)" test -n "$j"
+check "sched/tidal read them from spank_job_env" wait_for 20 grep -q \
+	"job $j: Tidal options: elastic 2-8 GPUs model resnet50 batch 256 iterations 1000" \
+	"$T/log/slurmctld.log"
+check "the job runs" wait_state 30 "$j" RUNNING
+finish
