@@ -25,6 +25,9 @@
  *                                --estimates (e.g. the LGB file that the
  *                                original's `-s qssf` reads; its --sweep
  *                                reads the EBM file)
+ *   (no --estimates)             qssf and lucid rank by Tidal's own
+ *                                additive estimator, trained on the
+ *                                trace's jobs before the window
  *   Lucid.NegativeEstimate=S     an estimate < 0 becomes S (default 1000:
  *                                the EBM rule; the LGB path has no such
  *                                rule, and neither shipped file has any)
@@ -44,6 +47,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "core/estimator_ebm.h"
 #include "sim/csv.h"
 #include "sim/presets/lucid.h"
 #include "sim/presets/lucid_pack.h"
@@ -151,8 +155,11 @@ std::vector<std::string> vc_names(const Cluster &c)
 	return names;
 }
 
-/* MODEL.md §1.1 steps 2-8, on times the reader gave as epoch seconds. */
-void window_trace(SimInput &in, const std::string &month)
+/* MODEL.md §1.1 steps 2-8, on times the reader gave as epoch seconds.
+ * OUT: HISTORY, the jobs before the window (for the estimator).
+ * RET: the Unix time of the new time 0. */
+double window_trace(SimInput &in, const std::string &month,
+		    std::vector<Job> *history)
 {
 	std::vector<std::string> vcs = vc_names(in.cluster);
 	std::set<std::string> known(vcs.begin(), vcs.end());
@@ -181,11 +188,30 @@ void window_trace(SimInput &in, const std::string &month)
 		j.submit -= base;
 		if (j.submit >= begin && j.submit <= end)
 			kept.push_back(std::move(j));
+		else if (j.submit < begin)
+			history->push_back(std::move(j));
 	}
 	in.trace.jobs = std::move(kept);
 	if (in.trace.jobs.empty())
 		input_error(in.trace_path, 0, "no job in the " + month +
 						      " window");
+	return base;
+}
+
+/* No --estimates: learn them from the jobs before the window with Tidal's
+ * own additive estimator (core/estimator_ebm.h). */
+void learn_estimates(SimInput &in, const std::vector<Job> &history,
+		     double epoch)
+{
+	EbmOptions opt;
+	opt.seed = in.seed;
+	EbmEstimator ebm;
+	if (!ebm.fit(history, epoch, opt))
+		input_error(in.trace_path, 0,
+			    "no --estimates and too few jobs before the window "
+			    "to learn them from");
+	for (Job &j : in.trace.jobs)
+		j.estimate = ebm.predict(j, epoch);
 }
 
 /* VC's nodes (one short if it lends one to the profiler) and jobs. */
@@ -266,7 +292,8 @@ void LucidPreset::prepare(SimInput &in)
 	std::string month = in.policy_config.get_choice(
 		"Lucid.Window", "sept", {"sept", "july"});
 	start_ts_ = (month == "july" ? 91 : 153) * kDay;
-	window_trace(in, month);
+	std::vector<Job> history;
+	double epoch = window_trace(in, month, &history);
 	std::map<std::string, int> vc_gpus;
 	for (const Node &n : in.cluster.nodes)
 		vc_gpus[n.group] += n.gpus;
@@ -289,6 +316,8 @@ void LucidPreset::prepare(SimInput &in)
 		set_estimates(in.trace.jobs, in.estimates_path,
 			      in.policy_config.get_double(
 				      "Lucid.NegativeEstimate", 1000, -1e18, 1e18));
+	else
+		learn_estimates(in, history, epoch);
 	if (!in.policy_config.errors().empty())
 		throw InputError(in.policy_config.errors().front());
 }
