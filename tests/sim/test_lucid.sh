@@ -43,6 +43,14 @@ EOF
 check lucid-A "$OUT/a.json" lucid avg_jct 9254.605555555555 2
 check lucid-A "$OUT/a.json" lucid avg_queue 377.2011111111111 2
 check lucid-A "$OUT/a.json" lucid p999_queue 57402.614 2
+# No --estimates: qssf and lucid rank by Tidal's own estimator, trained on
+# the trace's Apr-Aug history.  Not an anchor value: pinned (1%) so that a
+# change to the estimator that moves these is noticed.
+"$SIM" --preset lucid --cluster "$L/lucid/venus_vc_config.csv" \
+	--profiles "$L/lucid" --trace "$A/cluster_full_log.csv" \
+	--policy qssf,lucid --quiet --json "$OUT/own.json" || echo "tidal-sim failed"
+check lucid-A-own-estimates "$OUT/own.json" qssf avg_jct 9198.819 1
+check lucid-A-own-estimates "$OUT/own.json" lucid avg_jct 9293.109 1
 check lucid-A-lgb "$OUT/lgb.json" qssf avg_jct 9222.042222222222 1
 check lucid-A-lgb "$OUT/lgb.json" qssf avg_queue 395.16 1
 check lucid-A-lgb "$OUT/lgb.json" qssf p999_queue 47873.342 1

@@ -185,6 +185,51 @@ static void test_anchor_tables(void **)
 		    pas[2] == std::make_pair(13248600.0, true));
 }
 
+/* 13 one-node jobs at once on the 2-node profiler: 11 wait, so a third
+ * node comes at t = 0 and takes job 2 at t = 1; pairs then start every
+ * 200 s (the limit) and the third node's job a second later.  Job 12
+ * starts at 800 on node 0; node 9999 is idle from 801 and, with an
+ * empty forecast (fallback -1 <= 40) and no queue, goes at 900.  A
+ * 16-GPU job is never profiled; a 150-s job finishes inside ("toskip"). */
+static void test_profiler_scaling(void **)
+{
+	std::vector<Job> jobs;
+	for (int i = 0; i < 13; i++) {
+		Job j;
+		j.id = i;
+		j.gpus = 8;
+		j.duration = 1000;
+		jobs.push_back(j);
+	}
+	Job wide;
+	wide.id = 100;
+	wide.gpus = 16;
+	wide.duration = 1000;
+	wide.submit = 5;
+	jobs.push_back(wide);
+	Job shortj;
+	shortj.id = 101;
+	shortj.gpus = 1;
+	shortj.duration = 150;
+	shortj.submit = 1000;
+	jobs.push_back(shortj);
+	PackTables t;
+	ProfilerResult r = run_profiler(jobs, t, 0);
+	assert_true(r.scaling == (std::vector<std::pair<Time, int>>{
+					 {0, +1}, {900, -1}}));
+	const Time start[13] = {0, 0, 1, 200, 200, 201, 400, 400,
+				401, 600, 600, 601, 800};
+	for (int i = 0; i < 13; i++) {
+		const ProfiledJob &p = r.jobs.at(i);
+		assert_true(p.profiled && !p.toskip);
+		assert_true(p.start == start[i] && p.profqueue == start[i]);
+		assert_true(p.end == start[i] + 200);
+	}
+	assert_false(r.jobs.at(100).profiled);
+	const ProfiledJob &s = r.jobs.at(101);
+	assert_true(s.toskip && s.start == 1000 && s.end == 1150);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -194,6 +239,7 @@ int main(void)
 		cmocka_unit_test(test_forecast),
 		cmocka_unit_test(test_lookups),
 		cmocka_unit_test(test_anchor_tables),
+		cmocka_unit_test(test_profiler_scaling),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
