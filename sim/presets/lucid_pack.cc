@@ -27,6 +27,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/packing.h"
 #include "sim/csv.h"
 #include "sim/presets/lucid_pack.h"
 
@@ -35,9 +36,6 @@ namespace tidal::sim::lucid {
 namespace {
 
 constexpr Time kNever = std::numeric_limits<Time>::infinity();
-constexpr double kGpuMemory = 24576; /* MiB, GPU_MEMORY_LIMITATION */
-constexpr int kMaxScore = 2;
-constexpr double kPriorityRatio = 2;
 
 struct PackJob {
 	const Job *job = nullptr;
@@ -227,17 +225,21 @@ bool PackReplay::admit(Time t)
 	return any;
 }
 
-/* §4.6.5: the first exclusive running job that J may share with. */
+PackView view(const PackJob &j)
+{
+	return {j.job->gpus, j.job->gpu_mem_mb, j.score, j.priority,
+		j.exclusive};
+}
+
+/* §4.6.5: the first running job, in list order, that J may join (the
+ * rule is core's grouping stage, core/packing.h, with Lucid's limits). */
 long PackReplay::target_for(const PackJob &j) const
 {
-	for (size_t r : running_) {
-		const PackJob &c = jobs_[r];
-		if (c.exclusive && c.job->gpus == j.job->gpus &&
-		    c.job->gpu_mem_mb < kGpuMemory - j.job->gpu_mem_mb &&
-		    j.score + c.score <= kMaxScore &&
-		    j.priority <= kPriorityRatio * c.priority)
+	static const PackRules rules; /* 24,576 MiB, sharescore 2, ratio 2 */
+	PackView me = view(j);
+	for (size_t r : running_)
+		if (may_pack(me, view(jobs_[r]), rules))
 			return (long)r;
-	}
 	return -1;
 }
 
