@@ -9,7 +9,11 @@
  */
 #include <cmath>
 
+#include <cstdio>
+#include <unistd.h>
+
 #include "core/estimator_ebm.h"
+#include "sim/trace.h"
 #include "tests/unit/unit.h"
 
 using namespace tidal;
@@ -151,6 +155,39 @@ static void test_deterministic_holdout(void **)
 	assert_false(none.fit(std::vector<Job>(1, jobs[0]), 0, opt));
 }
 
+/* sacct --parsable2 history: names and CPU counts reach the features, and
+ * the reader's time base puts the hour and weekday back on the clock. */
+static void test_sacct_history(void **)
+{
+	char path[] = "/tmp/test_estimator_ebm.XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	const char *text =
+		"JobID|JobName|User|Partition|Submit|Elapsed|NCPUS|AllocTRES\n"
+		"7|bert_squad|ann|gpu|2026-03-02T09:15:00|01:00:00|16|"
+		"cpu=16,gres/gpu=2\n"
+		"7.batch|batch|||2026-03-02T09:15:00|01:00:00|16|\n"
+		"8|resnet-ft|bo|gpu|2026-03-07T22:40:00|00:30:00|8|"
+		"cpu=8,gres/gpu=1\n";
+	assert_true(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	close(fd);
+	sim::Trace t = sim::load_trace(path);
+	unlink(path);
+	assert_int_equal((int)t.jobs.size(), 2);
+	const Job &a = t.jobs[0], &b = t.jobs[1];
+	assert_string_equal(a.job_name.c_str(), "bert_squad");
+	assert_int_equal(a.cpus, 16);
+	assert_int_equal(b.cpus, 8);
+	assert_true(a.submit == 0 && t.epoch > 0);
+	EbmRow ra = ebm_row(a, t.epoch), rb = ebm_row(b, t.epoch);
+	/* 2026-03-02 is a Monday, 2026-03-07 a Saturday */
+	assert_string_equal(ra.cat[1].c_str(), "Mon");
+	assert_string_equal(rb.cat[1].c_str(), "Sat");
+	assert_true(ra.num[2] == 9 && rb.num[2] == 22);
+	assert_string_equal(rb.cat[2].c_str(), "resnet");
+	assert_string_equal(rb.cat[3].c_str(), "ft");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -158,6 +195,7 @@ int main(void)
 		cmocka_unit_test(test_features),
 		cmocka_unit_test(test_rare_values_share_other),
 		cmocka_unit_test(test_deterministic_holdout),
+		cmocka_unit_test(test_sacct_history),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
