@@ -114,6 +114,31 @@ std::vector<double> per_user_mean(const std::vector<Job> &history,
 	return p;
 }
 
+/* MAE of an estimates file (job_id,priority) over the test jobs it has. */
+void file_row(const std::string &name, const std::string &path,
+	      double negative, const std::vector<Job> &test)
+{
+	Csv csv = Csv::load(path);
+	int c_id = csv.need("job_id"), c_p = csv.need("priority");
+	std::unordered_map<JobId, double> est;
+	for (size_t r = 0; r < csv.rows(); r++) {
+		double v = csv.num(r, c_p);
+		est[csv.integer(r, c_id)] =
+			v < 0 && !std::isnan(negative) ? negative : v;
+	}
+	std::vector<double> p;
+	std::vector<Job> covered;
+	for (const Job &j : test)
+		if (est.count(j.id)) {
+			covered.push_back(j);
+			p.push_back(est[j.id]);
+		}
+	char note[96];
+	std::snprintf(note, sizeof note, "(%zu of %zu test jobs)",
+		      covered.size(), test.size());
+	row(name.c_str(), covered.empty() ? NAN : mae(covered, p), note);
+}
+
 void run(const Args &a)
 {
 	Trace t = load_trace(a.trace);
@@ -155,26 +180,8 @@ void run(const Args &a)
 	row("global median", mae(test, std::vector<double>(test.size(),
 							   d[d.size() / 2])),
 	    "");
-	for (const auto &[name, path] : a.files) {
-		Csv csv = Csv::load(path);
-		int c_id = csv.need("job_id"), c_p = csv.need("priority");
-		std::unordered_map<JobId, double> est;
-		for (size_t r = 0; r < csv.rows(); r++) {
-			double v = csv.num(r, c_p);
-			est[csv.integer(r, c_id)] =
-				v < 0 && !std::isnan(a.negative) ? a.negative : v;
-		}
-		std::vector<double> p;
-		std::vector<Job> covered;
-		for (const Job &j : test)
-			if (est.count(j.id)) {
-				covered.push_back(j);
-				p.push_back(est[j.id]);
-			}
-		std::snprintf(note, sizeof note, "(%zu of %zu test jobs)",
-			      covered.size(), test.size());
-		row(name.c_str(), covered.empty() ? NAN : mae(covered, p), note);
-	}
+	for (const auto &[name, path] : a.files)
+		file_row(name, path, a.negative, test);
 	if (!a.out.empty()) {
 		FILE *f = std::fopen(a.out.c_str(), "w");
 		if (!f)

@@ -112,6 +112,37 @@ std::string bin_label(const EbmFeature &f, int b)
 	return buf;
 }
 
+/* Cyclic boosting: every round, each feature in turn moves each of its
+ * bins by the learning rate times the bin's mean residual.  RET: the
+ * intercept (the mean target); SHAPEs are updated in place. */
+double boost(std::vector<EbmFeature> &features,
+	     const std::vector<std::vector<int>> &bins,
+	     const std::vector<double> &y, const EbmOptions &opt)
+{
+	size_t nf = features.size(), n = y.size();
+	double intercept = 0;
+	for (double v : y)
+		intercept += v;
+	intercept /= (double)n;
+	std::vector<double> pred(n, intercept), step;
+	for (int round = 0; round < opt.rounds; round++)
+		for (size_t f = 0; f < nf; f++) {
+			EbmFeature &F = features[f];
+			step.assign(F.shape.size(), 0);
+			for (size_t i = 0; i < n; i++)
+				step[bins[f][i]] += y[i] - pred[i];
+			for (size_t b = 0; b < step.size(); b++) {
+				step[b] = F.counts[b] ? opt.learning_rate * step[b] /
+								(double)F.counts[b]
+						      : 0;
+				F.shape[b] += step[b];
+			}
+			for (size_t i = 0; i < n; i++)
+				pred[i] += step[bins[f][i]];
+		}
+	return intercept;
+}
+
 } /* namespace */
 
 std::vector<std::string> ebm_tokens(const std::string &name)
@@ -183,26 +214,7 @@ bool EbmEstimator::fit(std::span<const Job> jobs, double epoch,
 			F.counts[bins[f][i]]++;
 		}
 	}
-	intercept_ = 0;
-	for (double v : y)
-		intercept_ += v;
-	intercept_ /= (double)n;
-	std::vector<double> pred(n, intercept_), sum;
-	for (int round = 0; round < opt.rounds; round++)
-		for (size_t f = 0; f < nf; f++) {
-			EbmFeature &F = features_[f];
-			sum.assign(F.shape.size(), 0);
-			for (size_t i = 0; i < n; i++)
-				sum[bins[f][i]] += y[i] - pred[i];
-			for (size_t b = 0; b < sum.size(); b++)
-				sum[b] = F.counts[b] ? opt.learning_rate * sum[b] /
-							       (double)F.counts[b]
-						     : 0;
-			for (size_t b = 0; b < sum.size(); b++)
-				F.shape[b] += sum[b];
-			for (size_t i = 0; i < n; i++)
-				pred[i] += sum[bins[f][i]];
-		}
+	intercept_ = boost(features_, bins, y, opt);
 	/* Centre each shape on its training mean. */
 	for (EbmFeature &F : features_) {
 		double mean = 0;
