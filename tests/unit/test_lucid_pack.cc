@@ -230,6 +230,102 @@ static void test_profiler_scaling(void **)
 	assert_true(s.toskip && s.start == 1000 && s.end == 1150);
 }
 
+/* vcYVn follows the profiler's scaling (MODEL.md §4.6.6), after the
+ * second's placements: one node; A runs 5..56 (ends duration + 1 s after
+ * its start); the profiler's +1 at 60 takes vcYVn's idle node away, so B
+ * (arrived at 80) waits until the -1 at 200 brings node 9999 back, and
+ * starts the second after.  Sharescores 2 + 2 keep them from packing. */
+static void test_vc_follows_scaling(void **)
+{
+	PackTables t;
+	WorkloadKey k{"M", "D", 32, 0};
+	t.sharescore[k] = 2;
+	VcInput vc;
+	vc.name = "vcYVn";
+	Node n;
+	n.name = "0";
+	n.gpus = 8;
+	n.group = "vcYVn";
+	vc.cluster.nodes.push_back(n);
+	for (int i = 0; i < 2; i++) {
+		Job j;
+		j.id = i + 1;
+		j.gpus = 8;
+		j.model = "M/D/32/0";
+		j.estimate = 100;
+		j.submit = i == 0 ? 5 : 80;
+		j.duration = i == 0 ? 50 : 10;
+		vc.jobs.push_back(j);
+	}
+	ProfilerResult prof;
+	prof.scaling = {{60, +1}, {200, -1}};
+	std::vector<std::pair<Time, bool>> pas = {{0, true}};
+	PackInput in;
+	in.vc = &vc;
+	in.tables = &t;
+	in.profiler = &prof;
+	in.pas = &pas;
+	in.echo_scaling = true;
+	VcOutput o = replay_lucid_vc(in);
+	assert_int_equal((int)o.jobs.size(), 2);
+	assert_true(o.jobs[0].start == 5 && o.jobs[0].end == 56);
+	assert_true(o.jobs[1].start == 201 && o.jobs[1].end == 212);
+	assert_true(o.jobs[1].queue == 121);
+	/* without the echo B starts on arrival */
+	in.echo_scaling = false;
+	o = replay_lucid_vc(in);
+	assert_true(o.jobs[1].start == 80 && o.jobs[1].end == 91);
+}
+
+/* Two 1-GPU jobs on one node, PAS on, both at half speed when packed.
+ * R runs from 0 (remain 90 after second 10); J arrives at 10 and packs
+ * onto it; from 11 both lose 0.5 a second.  R reaches 0 after second 190
+ * and ends at 191; being the target, its end "restores" itself (Q4), so J
+ * keeps rate 0.5: 10 left at 191, 20 more seconds, ends at 211 (not 201).
+ * With J only 20 s long, J ends first at 51 and hands R rate 1 after R's
+ * own half-speed second 51: 90 - 41 x 0.5 = 69.5, so R ends at 122. */
+static void test_packed_pair(void **)
+{
+	PackTables t;
+	WorkloadKey k{"VGG", "CIFAR-10", 32, 0};
+	t.sharescore[k] = 0;
+	t.pair_speed[{k, k}] = {0.5, 0.5};
+	VcInput vc;
+	vc.name = "vcA";
+	Node n;
+	n.name = "0";
+	n.gpus = 8;
+	vc.cluster.nodes.push_back(n);
+	for (int i = 0; i < 2; i++) {
+		Job j;
+		j.id = i + 1;
+		j.gpus = 1;
+		j.model = "VGG/CIFAR-10/32/0";
+		j.estimate = 100;
+		j.submit = i * 10;
+		j.duration = 100;
+		vc.jobs.push_back(j);
+	}
+	ProfilerResult prof;
+	std::vector<std::pair<Time, bool>> pas = {{0, true}};
+	PackInput in;
+	in.vc = &vc;
+	in.tables = &t;
+	in.profiler = &prof;
+	in.pas = &pas;
+	VcOutput o = replay_lucid_vc(in);
+	assert_true(o.jobs[0].start == 0 && o.jobs[0].end == 191);
+	assert_true(o.jobs[1].start == 10 && o.jobs[1].end == 211);
+	vc.jobs[1].duration = 20;
+	o = replay_lucid_vc(in);
+	assert_true(o.jobs[1].end == 51);
+	assert_true(o.jobs[0].end == 122);
+	/* PAS off: no packing; J starts alone on a free GPU at full speed. */
+	pas = {{0, false}};
+	o = replay_lucid_vc(in);
+	assert_true(o.jobs[0].end == 101 && o.jobs[1].end == 31);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -240,6 +336,8 @@ int main(void)
 		cmocka_unit_test(test_lookups),
 		cmocka_unit_test(test_anchor_tables),
 		cmocka_unit_test(test_profiler_scaling),
+		cmocka_unit_test(test_vc_follows_scaling),
+		cmocka_unit_test(test_packed_pair),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
