@@ -265,7 +265,8 @@ public:
 	std::string summary() const override
 	{
 		return "Lucid (ASPLOS'23) simulator: per-VC, 1-s clock, "
-		       "consolidate placement, +40/60 s preemption";
+		       "consolidate placement, +40/60 s preemption; "
+		       "policy lucid: profiler, packing, PAS";
 	}
 	void prepare(SimInput &in) override;
 	Params policy_params(const std::string &policy) const override
