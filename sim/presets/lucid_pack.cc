@@ -197,10 +197,8 @@ void PackReplay::finish(size_t i, Time t)
 		r.partner = -1;
 		return; /* the partner still holds the GPUs */
 	}
-	if (j.exclusive || !j.where.empty()) {
-		nodes_.release(j.where);
-		out_.busy.emplace_back(t, -j.job->gpus);
-	}
+	nodes_.release(j.where);
+	out_.busy.emplace_back(t, -j.job->gpus);
 }
 
 bool PackReplay::admit(Time t)
