@@ -8,3 +8,9 @@ $(BUILD)/gen-trace: bench/gen_trace.cc
 
 bench: $(BUILD)/tidal-sim $(BUILD)/gen-trace
 	bench/run.sh $(BUILD)
+
+# Duration estimators compared by MAE (bench/estimator_mae.cc).
+$(BUILD)/estimator-mae: bench/estimator_mae.cc $(BUILD)/libtidal-sim.a \
+		$(BUILD)/libtidal-core.a
+	@mkdir -p $(dir $@)
+	$(CXX) $(TIDAL_CXXFLAGS) -o $@ $< $(TIDAL_LDFLAGS) $(TIDAL_LIBS)

@@ -86,6 +86,8 @@ struct Job {
 	int batch = 0;         /* global batch size */
 	Time submit = 0;
 	int gpus = 1;          /* requested (rigid) GPU count */
+	int cpus = 0;          /* requested CPUs; 0 = unknown */
+	std::string job_name;  /* the user's name for it (sbatch -J); "" = none */
 	int min_gpus = 0;      /* elastic range; 0 = rigid */
 	int max_gpus = 0;
 	Time deadline = kNoDeadline;

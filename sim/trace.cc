@@ -170,7 +170,8 @@ static void read_lucid(const std::string &path, const std::string &text,
 	    c_sub = csv.need("submit_time"), c_dur = csv.need("duration"),
 	    c_model = csv.col("model"), c_bs = csv.col("batchsize"),
 	    c_util = csv.col("gpu_util"), c_gmem = csv.col("gmem"),
-	    c_ds = csv.col("dataset"), c_amp = csv.col("amp");
+	    c_ds = csv.col("dataset"), c_amp = csv.col("amp"),
+	    c_cpu = csv.col("cpu_num"), c_jname = csv.col("jobname");
 	JobIdSet ids;
 	for (size_t r = 0; r < csv.rows(); r++) {
 		int gpus = csv.small_integer(r, c_gpu);
@@ -188,6 +189,8 @@ static void read_lucid(const std::string &path, const std::string &text,
 		j.user = csv.str(r, c_user);
 		j.group = csv.str(r, c_vc);
 		j.gpus = gpus;
+		j.cpus = c_cpu >= 0 ? csv.small_integer(r, c_cpu) : 0;
+		j.job_name = c_jname >= 0 ? csv.str(r, c_jname) : "";
 		if (!parse_datetime(csv.str(r, c_sub), &j.submit))
 			csv.fail(r, "submit_time '" + csv.str(r, c_sub) +
 					    "' is not YYYY-MM-DD HH:MM:SS");

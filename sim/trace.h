@@ -39,6 +39,7 @@ struct Trace {
 	std::string format;
 	std::vector<Job> jobs; /* in file order; Job::index = row */
 	long skipped = 0;      /* rows skipped with a warning */
+	double epoch = 0;      /* Unix time of submit 0 (readers that shift) */
 	std::vector<std::string> warnings;
 
 	void skip(const std::string &why);

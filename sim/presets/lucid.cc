@@ -25,12 +25,20 @@
  *                                --estimates (e.g. the LGB file that the
  *                                original's `-s qssf` reads; its --sweep
  *                                reads the EBM file)
+ *   (no --estimates)             qssf and lucid rank by Tidal's own
+ *                                additive estimator, trained on the
+ *                                trace's jobs before the window
  *   Lucid.NegativeEstimate=S     an estimate < 0 becomes S (default 1000:
  *                                the EBM rule; the LGB path has no such
  *                                rule, and neither shipped file has any)
  *
- * The Lucid policy itself (profiler, packing, PAS) plugs in as another
- * Model::Progress kind and a policy; it is not modelled yet.
+ *   lucid     profiler pass, then estimate x GPUs;    remain -= rate (+1 s)
+ *             PAS off: block; on: pack, else place,
+ *             skip (lucid_pack.h)
+ *
+ * The Lucid policy reads --profiles DIR (single_data.csv, colocate_info.csv,
+ * Venus_throughput_pred.csv) and runs with vc8Gr and vcefl one node short:
+ * those two nodes are its profiler cluster (MODEL.md §1.2).
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -39,8 +47,10 @@
 #include <set>
 #include <unordered_map>
 
+#include "core/estimator_ebm.h"
 #include "sim/csv.h"
 #include "sim/presets/lucid.h"
+#include "sim/presets/lucid_pack.h"
 
 namespace tidal::sim::lucid {
 
@@ -72,6 +82,19 @@ Model count_down(long period, bool running_first, Model::Watch w)
 	return m;
 }
 
+Model rate_model()
+{
+	Model m;
+	m.progress = Model::Progress::Rate;
+	return m;
+}
+
+/* The VCs that lend one node each to Lucid's profiler (MODEL.md §1.2). */
+bool lends_profiler_node(const std::string &vc)
+{
+	return vc == "vc8Gr" || vc == "vcefl";
+}
+
 const std::vector<PolicyData> &policies()
 {
 	static const std::vector<PolicyData> p = {
@@ -90,6 +113,7 @@ const std::vector<PolicyData> &policies()
 		 "Tiresias.Thresholds=18000 Tiresias.Order=submit "
 		 "Tiresias.Demote=exceed",
 		 count_down(60, true, Model::Watch::Attained), false},
+		{"lucid", "", rate_model(), false}, /* checks its own */
 	};
 	return p;
 }
@@ -131,8 +155,11 @@ std::vector<std::string> vc_names(const Cluster &c)
 	return names;
 }
 
-/* MODEL.md §1.1 steps 2-8, on times the reader gave as epoch seconds. */
-void window_trace(SimInput &in, const std::string &month)
+/* MODEL.md §1.1 steps 2-8, on times the reader gave as epoch seconds.
+ * OUT: HISTORY, the jobs before the window (for the estimator).
+ * RET: the Unix time of the new time 0. */
+double window_trace(SimInput &in, const std::string &month,
+		    std::vector<Job> *history)
 {
 	std::vector<std::string> vcs = vc_names(in.cluster);
 	std::set<std::string> known(vcs.begin(), vcs.end());
@@ -161,11 +188,75 @@ void window_trace(SimInput &in, const std::string &month)
 		j.submit -= base;
 		if (j.submit >= begin && j.submit <= end)
 			kept.push_back(std::move(j));
+		else if (j.submit < begin)
+			history->push_back(std::move(j));
 	}
 	in.trace.jobs = std::move(kept);
 	if (in.trace.jobs.empty())
 		input_error(in.trace_path, 0, "no job in the " + month +
 						      " window");
+	return base;
+}
+
+/* No --estimates: learn them from the jobs before the window with Tidal's
+ * own additive estimator (core/estimator_ebm.h). */
+void learn_estimates(SimInput &in, const std::vector<Job> &history,
+		     double epoch)
+{
+	EbmOptions opt;
+	opt.holdout = 0; /* every past job teaches; bench/ reports the MAE */
+	EbmEstimator ebm;
+	if (!ebm.fit(history, epoch, opt))
+		input_error(in.trace_path, 0,
+			    "no --estimates and too few jobs before the window "
+			    "to learn them from");
+	for (Job &j : in.trace.jobs)
+		j.estimate = ebm.predict(j, epoch);
+}
+
+/* VC's nodes (one short if it lends one to the profiler) and jobs. */
+VcInput vc_input(const Cluster &c, const std::vector<Job> &jobs,
+		 const std::string &vc, bool lend_one)
+{
+	VcInput v;
+	v.name = vc;
+	for (const Node &n : c.nodes)
+		if (n.group == vc)
+			v.cluster.nodes.push_back(n);
+	if (lend_one && v.cluster.nodes.size() > 1)
+		v.cluster.nodes.pop_back();
+	for (const Job &j : jobs)
+		if (j.group == vc)
+			v.jobs.push_back(j);
+	return v;
+}
+
+/* The "all" log: VC logs in file order, stably sorted by submit. */
+void merge(RunResult &res, std::vector<VcOutput> &outs)
+{
+	std::vector<std::pair<Time, int>> busy;
+	for (VcOutput &o : outs) {
+		res.decisions += o.decisions;
+		res.events += o.events;
+		res.jobs.insert(res.jobs.end(), o.jobs.begin(), o.jobs.end());
+		busy.insert(busy.end(), o.busy.begin(), o.busy.end());
+	}
+	std::stable_sort(res.jobs.begin(), res.jobs.end(),
+			 [](const JobResult &a, const JobResult &b) {
+				 return a.submit < b.submit;
+			 });
+	std::stable_sort(busy.begin(), busy.end(),
+			 [](const auto &a, const auto &b) {
+				 return a.first < b.first;
+			 });
+	int now_busy = 0;
+	for (const auto &[t, d] : busy) {
+		now_busy += d;
+		if (!res.util.empty() && res.util.back().t == t)
+			res.util.back().busy = now_busy;
+		else
+			res.util.push_back({t, now_busy});
+	}
 }
 
 class LucidPreset : public Preset {
@@ -174,7 +265,8 @@ public:
 	std::string summary() const override
 	{
 		return "Lucid (ASPLOS'23) simulator: per-VC, 1-s clock, "
-		       "consolidate placement, +40/60 s preemption";
+		       "consolidate placement, +40/60 s preemption; "
+		       "policy lucid: profiler, packing, PAS";
 	}
 	void prepare(SimInput &in) override;
 	Params policy_params(const std::string &policy) const override
@@ -188,15 +280,21 @@ public:
 		      const Params &params, const Progress &progress) override;
 
 private:
+	RunResult run_lucid(const SimInput &in, const std::vector<Job> &jobs,
+			    const Progress &progress) const;
 	void set_estimates(std::vector<Job> &jobs, const std::string &path,
 			   double negative) const;
+
+	Time start_ts_ = 153 * kDay; /* the window's first second */
 };
 
 void LucidPreset::prepare(SimInput &in)
 {
 	std::string month = in.policy_config.get_choice(
 		"Lucid.Window", "sept", {"sept", "july"});
-	window_trace(in, month);
+	start_ts_ = (month == "july" ? 91 : 153) * kDay;
+	std::vector<Job> history;
+	double epoch = window_trace(in, month, &history);
 	std::map<std::string, int> vc_gpus;
 	for (const Node &n : in.cluster.nodes)
 		vc_gpus[n.group] += n.gpus;
@@ -219,6 +317,8 @@ void LucidPreset::prepare(SimInput &in)
 		set_estimates(in.trace.jobs, in.estimates_path,
 			      in.policy_config.get_double(
 				      "Lucid.NegativeEstimate", 1000, -1e18, 1e18));
+	else
+		learn_estimates(in, history, epoch);
 	if (!in.policy_config.errors().empty())
 		throw InputError(in.policy_config.errors().front());
 }
@@ -257,50 +357,58 @@ RunResult LucidPreset::run(const SimInput &in, const std::string &policy,
 						    " (" + policy +
 						    " needs one per job)");
 
+	if (model.progress == Model::Progress::Rate)
+		return run_lucid(in, jobs, progress);
+
 	RunResult res;
 	res.policy = policy;
 	res.total_gpus = in.cluster.total_gpus();
-	std::vector<std::pair<Time, int>> busy;
-	long done = 0;
+	std::vector<VcOutput> outs;
 	for (const std::string &vc : vc_names(in.cluster)) {
-		VcInput v;
-		v.name = vc;
-		for (const Node &n : in.cluster.nodes)
-			if (n.group == vc)
-				v.cluster.nodes.push_back(n);
-		for (const Job &j : jobs)
-			if (j.group == vc)
-				v.jobs.push_back(j);
+		VcInput v = vc_input(in.cluster, jobs, vc, false);
 		std::string err;
 		std::unique_ptr<Policy> p = make_policy(policy, params, &err);
 		if (!p)
 			throw InputError(err);
-		VcOutput o = replay_vc(v, *p, model);
-		res.decisions += o.decisions;
-		res.events += o.events;
-		res.jobs.insert(res.jobs.end(), o.jobs.begin(), o.jobs.end());
-		busy.insert(busy.end(), o.busy.begin(), o.busy.end());
-		done += (long)o.jobs.size();
+		outs.push_back(replay_vc(v, *p, model));
 		if (progress)
-			progress(done, (long)jobs.size());
+			progress((long)outs.size(), (long)vc_names(in.cluster).size());
 	}
-	/* The "all" log: VC logs in file order, stably sorted by submit. */
-	std::stable_sort(res.jobs.begin(), res.jobs.end(),
-			 [](const JobResult &a, const JobResult &b) {
-				 return a.submit < b.submit;
-			 });
-	std::stable_sort(busy.begin(), busy.end(),
-			 [](const auto &a, const auto &b) {
-				 return a.first < b.first;
-			 });
-	int now_busy = 0;
-	for (const auto &[t, d] : busy) {
-		now_busy += d;
-		if (!res.util.empty() && res.util.back().t == t)
-			res.util.back().busy = now_busy;
-		else
-			res.util.push_back({t, now_busy});
+	merge(res, outs);
+	return res;
+}
+
+RunResult LucidPreset::run_lucid(const SimInput &in,
+				 const std::vector<Job> &jobs,
+				 const Progress &progress) const
+{
+	PackTables tables = load_pack_tables(in.profiles_path);
+	ProfilerResult prof = run_profiler(jobs, tables, start_ts_);
+	int scaled = 0;
+	for (const auto &[t, d] : prof.scaling)
+		scaled += d;
+	if (scaled != 0)
+		throw InputError("lucid preset: the profiler's extra node is "
+				 "still in use at the end; the original aborts "
+				 "here (MODEL.md §4.6.1)");
+	std::vector<std::pair<Time, bool>> pas = pas_schedule(tables, start_ts_);
+	RunResult res;
+	res.policy = "lucid";
+	res.total_gpus = in.cluster.total_gpus();
+	std::vector<VcOutput> outs;
+	for (const std::string &vc : vc_names(in.cluster)) {
+		VcInput v = vc_input(in.cluster, jobs, vc, lends_profiler_node(vc));
+		PackInput p;
+		p.vc = &v;
+		p.tables = &tables;
+		p.profiler = &prof;
+		p.pas = &pas;
+		p.echo_scaling = vc == "vcYVn";
+		outs.push_back(replay_lucid_vc(p));
+		if (progress)
+			progress((long)outs.size(), (long)vc_names(in.cluster).size());
 	}
+	merge(res, outs);
 	return res;
 }
 

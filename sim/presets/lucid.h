@@ -37,8 +37,9 @@ struct Model {
 	/* FixedEnd: end = start + duration, released in step 1 of that
 	 * second (FIFO, SJF, QSSF).  CountDown: remain -= 1 each second after
 	 * the start, the job ends in the first second that finds remain == 0,
-	 * i.e. one second later (SRTF, Tiresias). */
-	enum class Progress : std::uint8_t { FixedEnd, CountDown };
+	 * i.e. one second later (SRTF, Tiresias).  Rate: remain -= rate each
+	 * second, rate < or > 1 while packed (Lucid; lucid_pack.h). */
+	enum class Progress : std::uint8_t { FixedEnd, CountDown, Rate };
 	Progress progress = Progress::FixedEnd;
 	/* Place only when t % period == 0 (Tiresias: 60). */
 	long period = 1;

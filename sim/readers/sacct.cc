@@ -14,7 +14,9 @@
  *   Elapsed    run time ([D-]HH:MM:SS); without it End - Start
  *   AllocTRES  GPU count from gres/gpu=N (or gres/gpu:type=N); when
  *              empty (never started) ReqTRES is used
- *   User, Partition (the job's group), State, Timelimit (estimate)
+ *   User, Partition (the job's group), State, Timelimit (estimate),
+ *   JobName, NCPUS (or AllocCPUS, ReqCPUS): the duration estimator's
+ *   features
  * Jobs with no GPU, never started, or with zero run time are skipped and
  * counted in a warning.
  *
@@ -119,7 +121,12 @@ void read_sacct(const std::string &path, const std::string &text, Trace &t)
 	    c_end = csv.col("End"), c_alloc = csv.col("AllocTRES"),
 	    c_req = csv.col("ReqTRES"), c_user = csv.col("User"),
 	    c_part = csv.col("Partition"), c_limit = csv.col("Timelimit"),
-	    c_raw = csv.col("JobIDRaw");
+	    c_raw = csv.col("JobIDRaw"), c_jname = csv.col("JobName"),
+	    c_cpus = csv.col("NCPUS");
+	if (c_cpus < 0)
+		c_cpus = csv.col("AllocCPUS");
+	if (c_cpus < 0)
+		c_cpus = csv.col("ReqCPUS");
 	if (c_alloc < 0 && c_req < 0)
 		input_error(path, 1, "missing column 'AllocTRES' (or 'ReqTRES'): "
 				     "no way to tell GPU counts");
@@ -164,6 +171,10 @@ void read_sacct(const std::string &path, const std::string &text, Trace &t)
 		j.iter_time = 1;
 		if (c_user >= 0)
 			j.user = csv.str(r, c_user);
+		if (c_jname >= 0)
+			j.job_name = csv.str(r, c_jname);
+		if (c_cpus >= 0)
+			j.cpus = std::atoi(csv.str(r, c_cpus).c_str());
 		if (c_part >= 0)
 			j.group = csv.str(r, c_part);
 		if (c_limit >= 0) {
@@ -186,6 +197,7 @@ void read_sacct(const std::string &path, const std::string &text, Trace &t)
 		if (j.id < 0 || !seen.insert(j.id).second)
 			j.id = next++;
 	}
+	t.epoch = first > 0 ? first : 0;
 }
 
 } /* namespace tidal::sim */

@@ -1,5 +1,6 @@
 # test_lucid.sh - the lucid preset against the Lucid simulator's own
-# per-job logs for synthetic variant A (900 jobs, Sept 1, 15 VCs).
+# per-job logs for synthetic variant A (900 jobs, Sept 1, 15 VCs), the
+# baselines and the Lucid policy.
 #
 # Expected values are computed from ref_logs/*_consolidate_all_log.csv:
 # mean jct, mean queue and the queue's 0.999 quantile (linear
@@ -17,7 +18,7 @@ trap 'rm -rf "$OUT"' EXIT
 "$SIM" --preset lucid --cluster "$L/lucid/venus_vc_config.csv" \
 	--profiles "$L/lucid" --estimates "$A/synthetic_ebm_estimates.csv" \
 	--trace "$A/cluster_full_log.csv" \
-	--policy fifo,sjf,srtf,qssf,tiresias --quiet \
+	--policy fifo,sjf,srtf,qssf,tiresias,lucid --quiet \
 	--json "$OUT/a.json" --jobs-csv "$OUT/a.csv" || echo "tidal-sim failed"
 "$SIM" --preset lucid --cluster "$L/lucid/venus_vc_config.csv" \
 	--estimates "$A/synthetic_ebm_estimates.csv" \
@@ -37,6 +38,19 @@ srtf      9066.83            236.88111111111112  29806.111
 qssf      9222.607777777777  395.72555555555556  45609.168
 tiresias  9545.50111111111   712.8411111111111   46581.611
 EOF
+# Lucid: profiler pass, packing, PAS (MODEL.md §4.6); the anchor's table
+# values at 2%, and below every job against its per-job log.
+check lucid-A "$OUT/a.json" lucid avg_jct 9254.605555555555 2
+check lucid-A "$OUT/a.json" lucid avg_queue 377.2011111111111 2
+check lucid-A "$OUT/a.json" lucid p999_queue 57402.614 2
+# No --estimates: qssf and lucid rank by Tidal's own estimator, trained on
+# the trace's Apr-Aug history.  Not an anchor value: pinned (1%) so that a
+# change to the estimator that moves these is noticed.
+"$SIM" --preset lucid --cluster "$L/lucid/venus_vc_config.csv" \
+	--profiles "$L/lucid" --trace "$A/cluster_full_log.csv" \
+	--policy qssf,lucid --quiet --json "$OUT/own.json" || echo "tidal-sim failed"
+check lucid-A-own-estimates "$OUT/own.json" qssf avg_jct 9198.819 1
+check lucid-A-own-estimates "$OUT/own.json" lucid avg_jct 9293.109 1
 check lucid-A-lgb "$OUT/lgb.json" qssf avg_jct 9222.042222222222 1
 check lucid-A-lgb "$OUT/lgb.json" qssf avg_queue 395.16 1
 check lucid-A-lgb "$OUT/lgb.json" qssf p999_queue 47873.342 1
@@ -58,7 +72,7 @@ same_jobs() {
 		printf 'FAIL  %-40s %-10s %s job(s) differ from %s\n' "$name" "$pol" "$bad" "${ref##*/}"
 	fi
 }
-for pol in fifo sjf srtf tiresias; do
+for pol in fifo sjf srtf tiresias lucid; do
 	same_jobs lucid-A-jobs "$OUT/a.csv" $pol "$A/ref_logs/${pol}_consolidate_all_log.csv"
 done
 same_jobs lucid-A-jobs "$OUT/a.csv" qssf "$A/ref_logs/qssf_consolidate_all_log__sweep_EBM.csv"
