@@ -185,8 +185,23 @@ public:
 		return r;
 	}
 	void schedule(std::vector<MJob *> &runnable, Time now) override;
+	/* A group's members hold the same GPUs. */
+	int busy_gpus(const std::vector<MJob *> &runnable) const override
+	{
+		int busy = 0;
+		for (const Muri::Placed &g : muri_->placed())
+			for (JobId id : g.members) {
+				auto it = running_.find(id);
+				if (it != running_.end()) {
+					busy += it->second;
+					break;
+				}
+			}
+		return busy;
+	}
 
 private:
+	std::unordered_map<JobId, int> running_; /* id -> GPUs, this step */
 	std::unique_ptr<Policy> policy_;
 	Muri *muri_;
 	const Cluster &cluster_;
@@ -212,6 +227,7 @@ void GroupScheduler::schedule(std::vector<MJob *> &runnable, Time now)
 	}
 	std::vector<MJob *> order;
 	order.reserve(runnable.size());
+	running_.clear();
 	for (const Decision &d : plan.decisions) {
 		MJob *m = by_id.at(d.job);
 		Job &j = m->job;
@@ -224,6 +240,7 @@ void GroupScheduler::schedule(std::vector<MJob *> &runnable, Time now)
 			j.state = JobState::Running;
 			j.alloc = d.gpus;
 			j.placement = d.placement;
+			running_[j.id] = d.gpus;
 			m->itertime_cur = speed.at(j.id).first;
 			m->overhead = speed.at(j.id).second;
 		} else {

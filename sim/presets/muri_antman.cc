@@ -79,6 +79,21 @@ public:
 	}
 	void leave(MJob &m) override;
 	void schedule(std::vector<MJob *> &runnable, Time now) override;
+	/* GPUs with a running job (reserved ones wait idle). */
+	int busy_gpus(const std::vector<MJob *> &runnable) const override
+	{
+		int busy = 0;
+		auto runs = [](const std::vector<MJob *> &v) {
+			for (const MJob *m : v)
+				if (m->job.state == JobState::Running)
+					return true;
+			return false;
+		};
+		for (const auto &node : gpus_)
+			for (const Gpu &g : node)
+				busy += runs(g.guaranteed) || runs(g.opportunistic);
+		return busy;
+	}
 
 private:
 	bool place(MJob &m);

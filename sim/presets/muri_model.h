@@ -109,6 +109,15 @@ public:
 	{
 		return kNever;
 	}
+	/* GPUs busy after a step (utilisation): by default the sum of the
+	 * running jobs' allocations; sharing schedulers count a GPU once. */
+	virtual int busy_gpus(const std::vector<MJob *> &runnable) const
+	{
+		int busy = 0;
+		for (const MJob *m : runnable)
+			busy += m->job.alloc;
+		return busy;
+	}
 	/* Policy invocations so far. */
 	long decisions = 0;
 };

@@ -274,9 +274,7 @@ void Loop::advance(Time now)
 
 void Loop::record_util(Time now)
 {
-	int busy = 0;
-	for (const MJob *m : runnable_)
-		busy += m->job.alloc;
+	int busy = sched_.busy_gpus(runnable_);
 	if (!result_.util.empty() && result_.util.back().busy == busy)
 		return;
 	if (!result_.util.empty() && result_.util.back().t == now)
