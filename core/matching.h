@@ -37,7 +37,9 @@ enum class Matcher : unsigned char { Lemon, Anchor };
 bool matcher_from_name(const std::string &name, Matcher *out);
 
 /* Maximum-weight matching of the N vertices 0..N-1 over EDGES (u != v,
- * w > 0; at most one edge per pair). */
+ * w > 0), each pair listed once.  The Anchor matcher also takes a list
+ * with both directions of every pair (u > v entries present), keeping each
+ * direction's own weight as the anchor does; LEMON needs one per pair. */
 std::vector<int> max_weight_matching(int n,
 				     const std::vector<WeightedEdge> &edges,
 				     Matcher matcher = Matcher::Lemon);

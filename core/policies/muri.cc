@@ -30,12 +30,12 @@ MuriOptions muri_options(const Params &p, MuriOptions o)
 	std::string m =
 		p.get_choice("Muri.Matcher", "lemon", {"lemon", "anchor"});
 	matcher_from_name(m, &o.matcher);
-	std::string pl =
-		p.get_str("Muri.Placement", placement_scheme_name(o.placement));
-	if (!placement_scheme_from_name(pl, &o.placement))
-		p.get_choice("Muri.Placement", "first-fit",
-			     { "first-fit", "consolidated", "switch-aware",
-			       "best-fit", "count", "most-free" });
+	/* first-fit is the anchor's Yarn placement */
+	std::string pl = p.get_choice(
+		"Muri.Placement", placement_scheme_name(o.placement),
+		{"first-fit", "consolidated", "switch-aware", "best-fit",
+		 "count", "most-free"});
+	placement_scheme_from_name(pl, &o.placement);
 	return o;
 }
 
