@@ -70,6 +70,11 @@ $(BUILD)/obj/%.o: %.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(TIDAL_CXXFLAGS) -MMD -MP -c $< -o $@
 
+# LEMON 1.3 compiles only as C++17: its one translation unit (the matcher)
+# gets $(LEMON_CXXFLAGS) after the C++20 flags.
+$(BUILD)/obj/core/matching.o: TIDAL_CXXFLAGS += $(LEMON_CFLAGS) \
+	$(LEMON_CXXFLAGS)
+
 -include $(CORE_OBJ:.o=.d) $(SIM_OBJ:.o=.d)
 
 # Policies register themselves from static constructors: link the archives
@@ -83,7 +88,8 @@ $(BUILD)/libtidal-sim.a: $(SIM_OBJ)
 	ar rcs $@ $^
 
 TIDAL_LIBS := -Wl,--whole-archive $(BUILD)/libtidal-sim.a \
-	$(BUILD)/libtidal-core.a -Wl,--no-whole-archive $(JSONC_LIBS)
+	$(BUILD)/libtidal-core.a -Wl,--no-whole-archive $(JSONC_LIBS) \
+	$(LEMON_LIBS)
 
 $(BUILD)/tidal-sim: $(BUILD)/obj/sim/main.o $(BUILD)/libtidal-sim.a \
 		$(BUILD)/libtidal-core.a

@@ -10,6 +10,12 @@
  *                              levels kept here ([3250, 7200] GPU-s, one
  *                              demotion per event), order inside a level
  *                              kept here (pending to the back)
+ *   muri-s      multi-resource-blossom-same-gpu
+ *                              muri-s (core/policies/muri.h): groups of up to
+ *                              4 same-width jobs interleaved, SRSF order
+ *   muri-l      ...-unaware    muri-l: the same, least attained service
+ *   antman      antman         kept here (muri_antman.cc): guaranteed jobs
+ *                              on their own GPUs, opportunistic ones on top
  *
  * The anchor names are accepted as aliases.  The time model (event merging,
  * per-interval overhead, end prediction) is in muri_replay.cc; this file
@@ -21,8 +27,9 @@
  *                    appended, pending jobs moved to the back after each
  *                    decision.
  *
- * Muri-S/L and AntMan are further MuriSchedulers (groups set itertime_cur
- * and overhead per job); they are not implemented yet.
+ *   GroupScheduler   Muri-S/L: the plan's order is the anchor's final
+ *                    list order; group members share a time and an
+ *                    overhead.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -31,6 +38,7 @@
 #include <unordered_map>
 
 #include "core/policies/baseline.h"
+#include "core/policies/muri.h"
 #include "sim/csv.h"
 #include "sim/presets/muri_model.h"
 
@@ -157,6 +165,95 @@ private:
 	std::vector<std::vector<MJob *>> queues_;
 };
 
+/* Muri-S/L (multi_resource_blossom_same_sim_jobs): the core Muri policy
+ * groups and places; its plan lists the jobs in the anchor's final list
+ * order (sorted by rank, then stably by width, descending), and each group
+ * member runs at the group's iteration time and pays the sum of its
+ * members' restart overheads on every interval (MODEL.md §3.1). */
+class GroupScheduler : public MuriScheduler {
+public:
+	GroupScheduler(std::unique_ptr<Policy> p, const Cluster &c)
+		: policy_(std::move(p)),
+		  muri_(dynamic_cast<Muri *>(policy_.get())), cluster_(c)
+	{
+	}
+	std::string name() const override { return policy_->name(); }
+	LoopRules rules() const override
+	{
+		LoopRules r;
+		r.merge_abs = 1e-4;
+		return r;
+	}
+	void schedule(std::vector<MJob *> &runnable, Time now) override;
+	/* A group's members hold the same GPUs. */
+	int busy_gpus(const std::vector<MJob *> &runnable) const override
+	{
+		int busy = 0;
+		for (const Muri::Placed &g : muri_->placed())
+			for (JobId id : g.members) {
+				auto it = running_.find(id);
+				if (it != running_.end()) {
+					busy += it->second;
+					break;
+				}
+			}
+		return busy;
+	}
+
+private:
+	std::unordered_map<JobId, int> running_; /* id -> GPUs, this step */
+	std::unique_ptr<Policy> policy_;
+	Muri *muri_;
+	const Cluster &cluster_;
+};
+
+void GroupScheduler::schedule(std::vector<MJob *> &runnable, Time now)
+{
+	Plan plan = decide(*policy_, cluster_, runnable, now);
+	decisions++;
+	std::unordered_map<JobId, MJob *> by_id;
+	for (MJob *m : runnable)
+		by_id.emplace(m->job.id, m);
+	/* per member: (group iteration time, group overhead) */
+	std::unordered_map<JobId, std::pair<double, double>> speed;
+	for (const Muri::Placed &g : muri_->placed()) {
+		double oh = 0;
+		for (JobId id : g.members) {
+			const Job &j = by_id.at(id)->job;
+			oh += restart_overhead(j.gpus, j.model);
+		}
+		for (JobId id : g.members)
+			speed[id] = {g.iter_time, oh};
+	}
+	std::vector<MJob *> order;
+	order.reserve(runnable.size());
+	running_.clear();
+	for (const Decision &d : plan.decisions) {
+		MJob *m = by_id.at(d.job);
+		Job &j = m->job;
+		order.push_back(m);
+		if (d.action == Action::Start || d.action == Action::Keep) {
+			if (j.state != JobState::Running)
+				m->resumes++;
+			if (j.start < 0)
+				j.start = now;
+			j.state = JobState::Running;
+			j.alloc = d.gpus;
+			j.placement = d.placement;
+			running_[j.id] = d.gpus;
+			m->itertime_cur = speed.at(j.id).first;
+			m->overhead = speed.at(j.id).second;
+		} else {
+			if (j.state == JobState::Running)
+				j.preemptions++;
+			j.state = JobState::Pending;
+			j.alloc = 0;
+			j.placement.clear();
+		}
+	}
+	runnable = std::move(order);
+}
+
 /* The anchor's names for the policies it shares with Tidal. */
 std::string canonical(const std::string &policy)
 {
@@ -167,6 +264,10 @@ std::string canonical(const std::string &policy)
 		return "srsf";
 	if (p == "dlas-gpu")
 		return "tiresias";
+	if (p == "multi-resource-blossom-same-gpu")
+		return "muri-s";
+	if (p == "multi-resource-blossom-same-gpu-unaware")
+		return "muri-l";
 	return p;
 }
 
@@ -220,14 +321,16 @@ public:
 		      const Params &params, const Progress &progress) override
 	{
 		std::string name = canonical(policy);
-		if (name == "antman" || name == "muri-s" || name == "muri-l")
-			throw InputError("policy '" + policy +
-					 "' is not implemented in the muri "
-					 "preset yet");
+		if (name == "antman")
+			return run_antman(in, params, progress);
 		std::string err;
 		auto p = make_policy(name, params, &err);
 		if (!p)
 			throw InputError(err);
+		if (dynamic_cast<Muri *>(p.get())) {
+			GroupScheduler s(std::move(p), in.cluster);
+			return run_muri(in, s, progress);
+		}
 		if (auto *t = dynamic_cast<Tiresias *>(p.get())) {
 			std::vector<double> limits = t->tiresias().thresholds;
 			LevelScheduler s(std::move(p), in.cluster, limits);

@@ -81,6 +81,9 @@ struct LoopRules {
 	 * equality.  Otherwise every end time is binned (rel 1e-9) and the
 	 * earliest bin is the next end event. */
 	bool earliest_end_only = false;
+	/* AntMan: after binning, end bins within this many seconds of the
+	 * earliest join it (isclose(abs_tol)); < 0 = no such merge. */
+	double end_merge_abs = -1;
 };
 
 /* The policy-specific half of a step. */
@@ -106,6 +109,15 @@ public:
 	{
 		return kNever;
 	}
+	/* GPUs busy after a step (utilisation): by default the sum of the
+	 * running jobs' allocations; sharing schedulers count a GPU once. */
+	virtual int busy_gpus(const std::vector<MJob *> &runnable) const
+	{
+		int busy = 0;
+		for (const MJob *m : runnable)
+			busy += m->job.alloc;
+		return busy;
+	}
 	/* Policy invocations so far. */
 	long decisions = 0;
 };
@@ -129,6 +141,10 @@ Time next_end(const std::vector<MJob *> &runnable, Time now,
 /* Run the trace in IN through SCHED. */
 RunResult run_muri(const SimInput &in, MuriScheduler &sched,
 		   const Progress &progress);
+
+/* AntMan (muri_antman.cc): its own scheduler over per-GPU state. */
+RunResult run_antman(const SimInput &in, const Params &params,
+		     const Progress &progress);
 
 /* Apply PLAN to RUNNABLE at NOW: Start/Keep/Resize run at solo speed with
  * the job's own overhead, Preempt/Hold wait.  Used by the solo schedulers. */

@@ -132,6 +132,19 @@ Time next_end(const std::vector<MJob *> &runnable, Time now,
 		bins.begin(), bins.end(),
 		[](const auto &a, const auto &b) { return a.first < b.first; });
 	*ending = first->second;
+	if (rules.end_merge_abs >= 0) {
+		std::stable_sort(bins.begin(), bins.end(),
+				 [](const auto &a, const auto &b) {
+					 return a.first < b.first;
+				 });
+		for (size_t i = 1; i < bins.size(); i++)
+			if (isclose(bins[0].first, bins[i].first, 1e-9,
+				    rules.end_merge_abs))
+				ending->insert(ending->end(),
+					       bins[i].second.begin(),
+					       bins[i].second.end());
+		return bins[0].first;
+	}
 	return first->first;
 }
 
@@ -261,9 +274,7 @@ void Loop::advance(Time now)
 
 void Loop::record_util(Time now)
 {
-	int busy = 0;
-	for (const MJob *m : runnable_)
-		busy += m->job.alloc;
+	int busy = sched_.busy_gpus(runnable_);
 	if (!result_.util.empty() && result_.util.back().busy == busy)
 		return;
 	if (!result_.util.empty() && result_.util.back().t == now)

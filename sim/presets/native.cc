@@ -8,6 +8,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
+#include "core/policies/muri.h"
 #include "core/policy.h"
 #include "sim/csv.h"
 #include "sim/replay.h"
@@ -49,6 +50,13 @@ public:
 		auto p = make_policy(policy, params, &err);
 		if (!p)
 			throw InputError(err);
+		/* Interleaved groups share GPUs at a group speed this model
+		 * does not have yet: refuse rather than run them solo. */
+		if (dynamic_cast<Muri *>(p.get()))
+			throw InputError("policy '" + policy +
+					 "' interleaves jobs on shared GPUs; "
+					 "the tidal preset has no group speeds "
+					 "yet (use --preset muri)");
 		size_t before = params.errors().size();
 		double oh = params.get_double("Tidal.RestartOverhead", 30, 0,
 					      86400);

@@ -1,0 +1,368 @@
+/*
+ * muri.cc - Muri-S and Muri-L (muri.h).
+ *
+ * The steps follow the Muri simulator (shared/anchors/muri/MODEL.md §4.4)
+ * closely, including its orders (dict keys = widths in order of first
+ * appearance, stable sorts), because the grouping is a chain of greedy
+ * choices and any reordering changes who shares GPUs with whom.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include "core/policies/muri.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <optional>
+
+namespace tidal {
+
+MuriOptions muri_options(const Params &p, MuriOptions o)
+{
+	o.packing = (int)p.get_long("Muri.Packing", o.packing, 1, 4);
+	std::string ord = p.get_choice("Muri.Ordering", "best",
+				       {"best", "worst", "none"});
+	o.ordering = ord == "worst"  ? Ordering::Worst
+		     : ord == "none" ? Ordering::None
+				     : Ordering::Best;
+	o.blossom = p.get_bool("Muri.Blossom", o.blossom);
+	o.autopack = p.get_bool("Muri.Autopack", o.autopack);
+	std::string m =
+		p.get_choice("Muri.Matcher", "lemon", {"lemon", "anchor"});
+	matcher_from_name(m, &o.matcher);
+	/* first-fit is the anchor's Yarn placement */
+	std::string pl = p.get_choice(
+		"Muri.Placement", placement_scheme_name(o.placement),
+		{"first-fit", "consolidated", "switch-aware", "best-fit",
+		 "count", "most-free"});
+	placement_scheme_from_name(pl, &o.placement);
+	return o;
+}
+
+namespace {
+
+using Pack = std::vector<int>; /* indices into the ranked jobs */
+
+/* The per-decision working set: the ranked jobs as interleaving inputs,
+ * and the candidate packs per width in the anchor's key order. */
+struct Grouper {
+	const std::vector<const Job *> &jobs;
+	const std::vector<double> &rank;
+	const Cluster &cluster;
+	const MuriOptions &o;
+	std::vector<InterleaveJob> ij;
+	std::vector<int> widths; /* first-appearance order */
+	std::map<int, std::vector<Pack>> packs;
+	std::map<int, int> slots;
+	int required = 0;
+
+	Grouper(const std::vector<const Job *> &j, const std::vector<double> &r,
+		const Cluster &c, const MuriOptions &opt)
+	    : jobs(j), rank(r), cluster(c), o(opt), ij(j.size())
+	{
+		for (size_t i = 0; i < j.size(); i++)
+			ij[i] = {j[i]->stages, j[i]->iter_time, j[i]->index};
+	}
+	double iter_time(const Pack &p, Ordering ord) const
+	{
+		std::vector<const InterleaveJob *> v;
+		for (int i : p)
+			v.push_back(&ij[i]);
+		return group_iter_time(v, ord, o.factors);
+	}
+	/* Resource use of the merged pack: stage sums over (time x 4). */
+	double used_ratio(const Pack &p) const
+	{
+		double used = 0;
+		for (int i : p) {
+			const StageTimes &s = ij[i].stages;
+			used += 0.0 + s[0] + s[1] + s[2];
+		}
+		return used / (iter_time(p, o.ordering) * 4);
+	}
+	void candidates();
+	void match_round(int g);
+	void consecutive();
+	std::vector<MuriGroup> autopack() const;
+};
+
+/* Step A: every ranked job that still fits opens a slot of its width that
+ * brings the next Packing jobs of that width. */
+void Grouper::candidates()
+{
+	std::map<int, std::vector<int>> by_width;
+	for (size_t i = 0; i < jobs.size(); i++) {
+		int g = jobs[i]->gpus;
+		if (!by_width.count(g))
+			widths.push_back(g);
+		by_width[g].push_back((int)i);
+	}
+	std::map<int, size_t> chosen;
+	std::vector<char> used(jobs.size(), 0);
+	FreeMap free(cluster);
+	for (size_t i = 0; i < jobs.size(); i++) {
+		if (used[i])
+			continue;
+		int g = jobs[i]->gpus;
+		if (!free.place(g, o.placement))
+			continue;
+		std::vector<int> &w = by_width[g];
+		size_t up = std::min(chosen[g] + o.packing, w.size());
+		for (size_t k = chosen[g]; k < up; k++)
+			used[w[k]] = 1;
+		chosen[g] = up;
+		slots[g]++;
+	}
+	for (int g : widths) {
+		std::vector<Pack> &ps = packs[g];
+		for (size_t k = 0; k < chosen[g]; k++)
+			ps.push_back({by_width[g][k]});
+		required += (int)chosen[g] * g;
+	}
+}
+
+/* One matching round over the packs of width G.  Results come out in the
+ * anchor's order: scanning u upwards, a pair (v < u) is emitted at u. */
+void Grouper::match_round(int g)
+{
+	std::vector<Pack> &ps = packs[g];
+	int n = (int)ps.size();
+	/* The anchor weighs both directions (u's jobs first, then v's); the
+	 * sums may differ in the last bit, and its matcher sees both. */
+	bool both = o.matcher == Matcher::Anchor;
+	std::vector<WeightedEdge> edges;
+	for (int u = 0; u < n; u++)
+		for (int v = both ? 0 : u + 1; v < n; v++) {
+			if (u == v ||
+			    (int)(ps[u].size() + ps[v].size()) > o.packing)
+				continue;
+			Pack uv = ps[u];
+			uv.insert(uv.end(), ps[v].begin(), ps[v].end());
+			double w = used_ratio(uv);
+			if (w > 0)
+				edges.push_back({u, v, w});
+		}
+	std::vector<int> mate = max_weight_matching(n, edges, o.matcher);
+	std::vector<Pack> out;
+	int total = cluster.total_gpus();
+	for (int u = 0; u < n; u++) {
+		int v = mate[u];
+		if (v < 0) {
+			out.push_back(ps[u]);
+		} else if (v < u) {
+			if (required > total) {
+				Pack m = ps[v];
+				m.insert(m.end(), ps[u].begin(), ps[u].end());
+				out.push_back(std::move(m));
+				required -= g;
+			} else {
+				out.push_back(ps[v]);
+				out.push_back(ps[u]);
+			}
+		}
+	}
+	ps = std::move(out);
+}
+
+/* The "no Blossom" ablation: each slot's jobs are merged in candidate
+ * order while demand exceeds the cluster; jobs left out of a merge come
+ * before their slot's group (the anchor's append order). */
+void Grouper::consecutive()
+{
+	int total = cluster.total_gpus();
+	for (int g : widths) {
+		std::vector<Pack> in = std::move(packs[g]), out;
+		for (int s = 0; s < slots[g]; s++) {
+			size_t first = (size_t)s * o.packing;
+			if (first >= in.size())
+				break;
+			Pack p = in[first];
+			for (int j = 1; j < o.packing; j++) {
+				size_t k = first + j;
+				if (k >= in.size())
+					break;
+				if (required > total) {
+					p.push_back(in[k][0]);
+					required -= g;
+				} else {
+					out.push_back(in[k]);
+				}
+			}
+			out.push_back(std::move(p));
+		}
+		packs[g] = std::move(out);
+	}
+}
+
+/* Step C: split groups that are slower than running their members one
+ * after another, rank groups by their best member, keep those whose first
+ * member still fits. */
+std::vector<MuriGroup> Grouper::autopack() const
+{
+	std::vector<MuriGroup> all;
+	for (int g : widths)
+		for (const Pack &p : packs.at(g)) {
+			double t = iter_time(p, Ordering::Best), sum = 0;
+			for (int i : p)
+				sum += ij[i].solo;
+			if (o.autopack && t / sum > 1) {
+				for (int i : p)
+					all.push_back({{i}, 0, rank[i]});
+				continue;
+			}
+			double r = rank[p[0]];
+			for (int i : p)
+				r = std::min(r, rank[i]);
+			all.push_back({p, 0, r});
+		}
+	if (!o.autopack) {
+		for (MuriGroup &m : all)
+			m.iter_time = iter_time(m.members, o.ordering);
+		return all;
+	}
+	std::stable_sort(all.begin(), all.end(),
+			 [](const MuriGroup &a, const MuriGroup &b) {
+				 return a.rank < b.rank;
+			 });
+	FreeMap free(cluster);
+	std::vector<MuriGroup> kept;
+	for (MuriGroup &m : all) {
+		if (!free.place(jobs[m.members[0]]->gpus, o.placement))
+			continue;
+		m.iter_time = iter_time(m.members, o.ordering);
+		kept.push_back(std::move(m));
+	}
+	return kept;
+}
+
+} /* namespace */
+
+std::vector<MuriGroup> muri_groups(const std::vector<const Job *> &jobs,
+				   const std::vector<double> &rank,
+				   const Cluster &cluster, const MuriOptions &o)
+{
+	Grouper gr(jobs, rank, cluster, o);
+	gr.candidates();
+	int total = cluster.total_gpus();
+	if (o.blossom) {
+		for (int r = 0; r < o.packing; r++) {
+			for (int g : gr.widths)
+				gr.match_round(g);
+			if (gr.required <= total)
+				break;
+		}
+	} else {
+		gr.consecutive();
+	}
+	return gr.autopack();
+}
+
+double Muri::sort_value(const Job &j) const
+{
+	if (!opt_.know_duration)
+		return j.executed * j.gpus;
+	if (j.start < 0 && j.duration > 0)
+		return j.duration * j.gpus;
+	return j.remaining * j.iter_time * j.gpus;
+}
+
+static std::string group_reason(const std::vector<JobId> &ids, JobId self,
+				double t)
+{
+	if (ids.size() == 1)
+		return "runs alone";
+	std::string s = "interleaved with job";
+	if (ids.size() > 2)
+		s += "s";
+	const char *sep = " ";
+	for (JobId id : ids)
+		if (id != self) {
+			s += sep + std::to_string(id);
+			sep = ", ";
+		}
+	return s + " (" + std::to_string(t) + " s per iteration)";
+}
+
+Plan Muri::decide(const Snapshot &snap)
+{
+	size_t n = snap.jobs.size();
+	std::vector<int> order(n);
+	std::iota(order.begin(), order.end(), 0);
+	std::vector<double> sv(n);
+	for (size_t i = 0; i < n; i++)
+		sv[i] = sort_value(*snap.jobs[i]);
+	std::stable_sort(order.begin(), order.end(),
+			 [&](int a, int b) { return sv[a] < sv[b]; });
+	std::vector<const Job *> ranked;
+	std::vector<double> rank;
+	for (int i : order) {
+		ranked.push_back(snap.jobs[i]);
+		rank.push_back(sv[i]);
+	}
+	std::vector<MuriGroup> groups =
+		muri_groups(ranked, rank, *snap.cluster, opt_);
+	std::vector<int> group_of(n, -1);
+	placed_.assign(groups.size(), {});
+	for (size_t g = 0; g < groups.size(); g++) {
+		for (int i : groups[g].members) {
+			group_of[i] = (int)g;
+			placed_[g].members.push_back(ranked[i]->id);
+		}
+		placed_[g].iter_time = groups[g].iter_time;
+	}
+	/* Step D: widest first, stable; partners reuse the group's GPUs. */
+	std::vector<int> d(n);
+	std::iota(d.begin(), d.end(), 0);
+	std::stable_sort(d.begin(), d.end(), [&](int a, int b) {
+		return ranked[a]->gpus > ranked[b]->gpus;
+	});
+	FreeMap free(*snap.cluster);
+	std::vector<std::optional<Placement>> where(groups.size());
+	Plan plan;
+	for (int k : d) {
+		const Job &j = *ranked[k];
+		bool running = j.state == JobState::Running;
+		int g = group_of[k];
+		if (g >= 0 && !where[g])
+			where[g] = free.place(j.gpus, opt_.placement);
+		if (g < 0 || !where[g]) {
+			std::string why =
+				g < 0 ? "not among the groups that fit"
+				      : "its group does not fit";
+			plan.add(j.id, running ? Action::Preempt : Action::Hold,
+				 0, snap.want_reasons ? why : "");
+			continue;
+		}
+		Decision &dec = plan.add(
+			j.id, running ? Action::Keep : Action::Start, j.gpus,
+			snap.want_reasons
+				? group_reason(placed_[g].members, j.id,
+					       groups[g].iter_time)
+				: "");
+		dec.placement = *where[g];
+		if (snap.want_reasons)
+			dec.note("sort_value", rank[k])
+				.note("group_iter_time", groups[g].iter_time);
+	}
+	return plan;
+}
+
+static PolicyRegistrar reg_muri_s(
+	"muri-s", "Muri: multi-resource interleaving groups, SRSF order",
+	[](const Params &p) {
+		MuriOptions o;
+		o.know_duration = true;
+		return std::make_unique<Muri>("muri-s", muri_options(p, o));
+	});
+static PolicyRegistrar
+	reg_muri_l("muri-l",
+		   "Muri: multi-resource interleaving groups, least attained "
+		   "service (no durations)",
+		   [](const Params &p) {
+			   MuriOptions o;
+			   o.know_duration = false;
+			   return std::make_unique<Muri>("muri-l",
+							 muri_options(p, o));
+		   });
+
+} /* namespace tidal */
