@@ -83,7 +83,7 @@ $(BUILD)/libtidal-sim.a: $(SIM_OBJ)
 	ar rcs $@ $^
 
 TIDAL_LIBS := -Wl,--whole-archive $(BUILD)/libtidal-sim.a \
-	$(BUILD)/libtidal-core.a -Wl,--no-whole-archive $(JSONC_LIBS)
+	$(BUILD)/libtidal-core.a -Wl,--no-whole-archive $(JSONC_LIBS) $(GLPK_LIBS)
 
 $(BUILD)/tidal-sim: $(BUILD)/obj/sim/main.o $(BUILD)/libtidal-sim.a \
 		$(BUILD)/libtidal-core.a

@@ -1,0 +1,192 @@
+/*
+ * gavel_ftf_allox.cc - the two stateful Gavel allocation policies:
+ *
+ *   finish-time-fairness (Themis, as Gavel's FinishTimeFairness): each
+ *     job's finish-time ratio rho_j = (since_start + rem / (tput x)) /
+ *     (isolated time so far + rem / iso); minimise the largest rho.
+ *     rho_j falls as x_j grows, so the optimum is found by bisecting rho
+ *     over the feasibility LP  x_j >= x_j(rho), sum(sf x) <= G, x <= 1.
+ *   allox (AlloX, alpha = 0.2): the oldest unallocated jobs are given a
+ *     position on a free worker by a min-cost assignment whose cost is
+ *     the job's completion time in that position; the first job of each
+ *     worker runs.  Ties follow SciPy's assignment (lsap.h).
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "core/lp_glpk.h"
+#include "core/lsap.h"
+#include "core/policies/gavel_alloc.h"
+
+namespace tidal {
+
+namespace {
+
+class FinishTimeFairness : public GavelAllocator {
+public:
+	std::map<JobId, double> allocate(const std::vector<GavelJob> &jobs,
+					 int gpus, double now) override;
+
+private:
+	struct Prev {
+		double rem, iso;
+	};
+	std::map<JobId, double> cum_iso_;
+	std::map<JobId, Prev> prev_;
+};
+
+std::map<JobId, double>
+FinishTimeFairness::allocate(const std::vector<GavelJob> &jobs, int gpus,
+			     double now)
+{
+	auto t0 = std::chrono::steady_clock::now();
+	size_t m = jobs.size();
+	std::vector<double> a(m), b(m), d(m);
+	std::map<JobId, Prev> next;
+	for (size_t i = 0; i < m; i++) {
+		const GavelJob &j = jobs[i];
+		double &c = cum_iso_[j.id];
+		auto p = prev_.find(j.id);
+		if (p != prev_.end() && p->second.iso > 0)
+			c += (p->second.rem - j.remaining) / p->second.iso;
+		double iso = j.tput * std::min(1.0, gpus / ((double)m * j.sf));
+		next[j.id] = {j.remaining, iso};
+		a[i] = j.since_start;
+		b[i] = j.remaining / j.tput;
+		d[i] = c + j.remaining / iso;
+	}
+	prev_ = next;
+	for (auto it = cum_iso_.begin(); it != cum_iso_.end();)
+		it = next.count(it->first) ? std::next(it) : cum_iso_.erase(it);
+
+	/* x_j(rho): the least share that keeps job j's ratio at rho. */
+	auto shares = [&](double rho, std::vector<double> *x) {
+		for (size_t i = 0; i < m; i++) {
+			double den = rho * d[i] - a[i];
+			if (den <= 0)
+				return false;
+			(*x)[i] = b[i] / den;
+		}
+		return true;
+	};
+	auto feasible = [&](double rho) {
+		std::vector<double> x(m);
+		if (!shares(rho, &x))
+			return false;
+		LinearProgram lp;
+		std::vector<std::pair<int, double>> cap;
+		for (size_t i = 0; i < m; i++) {
+			if (x[i] > 1)
+				return false;
+			cap.push_back({lp.add_var(x[i], 1), (double)jobs[i].sf});
+		}
+		lp.add_row(cap, -kLpInf, gpus);
+		return lp.solve() == LpStatus::Optimal;
+	};
+	double lo = 0;
+	for (size_t i = 0; i < m; i++)
+		lo = std::max(lo, a[i] / d[i]);
+	double hi = std::max(1.0, 2 * lo);
+	for (int k = 0; k < 60 && !feasible(hi); k++)
+		hi *= 2;
+	for (int k = 0; k < 60 && hi - lo > 1e-10 * hi; k++) {
+		double mid = (lo + hi) / 2;
+		(feasible(mid) ? hi : lo) = mid;
+	}
+	std::vector<double> lower(m, 0), x;
+	std::vector<int> sf;
+	shares(hi, &lower);
+	for (const GavelJob &j : jobs)
+		sf.push_back(j.sf);
+	x = gavel_center(lower, sf, gpus);
+	solve_seconds.push_back(
+		std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+			.count());
+	std::map<JobId, double> out;
+	for (size_t i = 0; i < m; i++)
+		out[jobs[i].id] = std::clamp(x[i], 0.0, 1.0);
+	return out;
+}
+
+class Allox : public GavelAllocator {
+public:
+	explicit Allox(double alpha) : alpha_(alpha) {}
+	std::map<JobId, double> allocate(const std::vector<GavelJob> &jobs,
+					 int gpus, double now) override;
+
+private:
+	double alpha_;
+	std::map<JobId, double> prev_;
+};
+
+std::map<JobId, double> Allox::allocate(const std::vector<GavelJob> &jobs,
+					int gpus, double now)
+{
+	auto t0 = std::chrono::steady_clock::now();
+	int n = gpus;
+	std::vector<const GavelJob *> pool;
+	for (const GavelJob &j : jobs) {
+		auto p = prev_.find(j.id);
+		if (p != prev_.end() && p->second == 1.0)
+			n--; /* already holds a whole worker */
+		else
+			pool.push_back(&j);
+	}
+	std::stable_sort(pool.begin(), pool.end(),
+			 [](const GavelJob *x, const GavelJob *y) {
+				 return x->since_start > y->since_start;
+			 });
+	size_t keep = std::max((size_t)std::max(0, (int)(alpha_ * pool.size())),
+			       (size_t)std::max(n, 0));
+	pool.resize(std::min(keep, pool.size()));
+	int rows = (int)pool.size(), cols = std::max(n, 0) * rows;
+	std::vector<double> q((size_t)rows * cols);
+	for (int i = 0; i < rows; i++) {
+		double tput = pool[i]->tput > 0 ? pool[i]->tput : 1e-10;
+		for (int c = 0; c < cols; c++)
+			q[(size_t)i * cols + c] =
+				(c / n + 1) * pool[i]->remaining / tput +
+				pool[i]->since_start;
+	}
+	std::vector<int> col = rows > 0 && cols > 0
+				       ? linear_sum_assignment(q, rows, cols)
+				       : std::vector<int>();
+	std::map<JobId, double> out;
+	for (const GavelJob &j : jobs) {
+		auto p = prev_.find(j.id);
+		out[j.id] = p == prev_.end() ? 0 : p->second;
+	}
+	/* On each worker the job placed last in the cost order runs. */
+	std::map<int, std::pair<int, int>> first; /* worker -> (k, row) */
+	for (int i = 0; i < (int)col.size(); i++) {
+		int w = col[i] % n, k = col[i] / n;
+		auto f = first.find(w);
+		if (f == first.end() || k > f->second.first)
+			first[w] = {k, i};
+	}
+	for (auto &[w, kr] : first)
+		out[pool[kr.second]->id] = 1.0 / pool[kr.second]->sf;
+	prev_ = out;
+	solve_seconds.push_back(
+		std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+			.count());
+	return out;
+}
+
+} /* namespace */
+
+std::unique_ptr<GavelAllocator> make_finish_time_fairness()
+{
+	return std::make_unique<FinishTimeFairness>();
+}
+
+std::unique_ptr<GavelAllocator> make_allox(const Params &params)
+{
+	double alpha = params.get_double("Allox.Alpha", 0.2, 0, 1);
+	return std::make_unique<Allox>(alpha);
+}
+
+} /* namespace tidal */
