@@ -27,13 +27,14 @@ namespace tidal {
 
 /* --- the analytic centre of {l <= x <= 1, sum(sf x) <= C} --- */
 
-/* Root of d/dx [log x + log(x - l) + log(1 - x)] = mu * sf on (l, 1). */
-static double center_share(double l, double sf, double mu)
+/* Root of d/dx [wx log x + wl log(x - l) + log(1 - x)] = mu sf on (l, 1). */
+static double center_share(double l, double sf, double mu,
+			   const GavelBarrier &w)
 {
 	double lo = l, hi = 1;
 	for (int it = 0; it < 100 && hi - lo > 1e-15; it++) {
 		double x = (lo + hi) / 2;
-		double g = 1 / x + 1 / (x - l) - 1 / (1 - x) - mu * sf;
+		double g = w.x / x + w.lower / (x - l) - 1 / (1 - x) - mu * sf;
 		if (g > 0)
 			lo = x;
 		else
@@ -43,7 +44,8 @@ static double center_share(double l, double sf, double mu)
 }
 
 std::vector<double> gavel_center(const std::vector<double> &lower,
-				 const std::vector<int> &sf, double cap)
+				 const std::vector<int> &sf, double cap,
+				 const GavelBarrier &w)
 {
 	size_t n = lower.size();
 	std::vector<double> x(n);
@@ -62,12 +64,18 @@ std::vector<double> gavel_center(const std::vector<double> &lower,
 	if (free.empty() || need >= cap * (1 - 1e-9))
 		return x; /* the capacity pins every share at its bound */
 	/* Slack s = C - sum(sf x(mu)) rises with mu; solve s(mu) = 1/mu. */
+	double fixed = 0;
+	std::vector<char> is_free(n, 0);
+	for (size_t j : free)
+		is_free[j] = 1;
+	for (size_t j = 0; j < n; j++)
+		if (!is_free[j])
+			fixed += sf[j] * x[j];
 	auto slack = [&](double mu) {
-		double used = 0;
-		for (size_t j = 0; j < n; j++)
-			used += sf[j] * (std::count(free.begin(), free.end(), j)
-						 ? center_share(lower[j], sf[j], mu)
-						 : x[j]);
+		double used = fixed;
+		for (size_t j : free)
+			used += sf[j] * center_share(std::max(0.0, lower[j]),
+						     sf[j], mu, w);
 		return cap - used;
 	};
 	double lo = -30, hi = 30; /* log(mu) */
@@ -80,7 +88,7 @@ std::vector<double> gavel_center(const std::vector<double> &lower,
 	}
 	double mu = std::exp((lo + hi) / 2);
 	for (size_t j : free)
-		x[j] = center_share(std::max(0.0, lower[j]), sf[j], mu);
+		x[j] = center_share(std::max(0.0, lower[j]), sf[j], mu, w);
 	return x;
 }
 

@@ -14,11 +14,16 @@
 namespace tidal {
 
 /* The analytic centre of {lower_j <= x_j <= 1, sum(sf_j x_j) <= cap}
- * with the barrier log x + log(x - lower) + log(1 - x) per job and
- * log(slack) for the capacity: where an interior-point solver ends on a
+ * with the barrier wx log x + wl log(x - lower) + log(1 - x) per job
+ * and log(slack) for the capacity: where an interior-point solver ends on a
  * face of optimal solutions.  Shares with lower >= 1 are fixed at 1;
  * if the lower bounds use the whole capacity, RET: the lower bounds. */
+struct GavelBarrier {
+	double x = 1;     /* weight of log x (x >= 0) */
+	double lower = 1; /* weight of log(x - lower) */
+};
 std::vector<double> gavel_center(const std::vector<double> &lower,
-				 const std::vector<int> &sf, double cap);
+				 const std::vector<int> &sf, double cap,
+				 const GavelBarrier &w = {});
 
 } /* namespace tidal */

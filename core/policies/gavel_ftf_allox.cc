@@ -101,7 +101,13 @@ FinishTimeFairness::allocate(const std::vector<GavelJob> &jobs, int gpus,
 	shares(hi, &lower);
 	for (const GavelJob &j : jobs)
 		sf.push_back(j.sf);
-	x = gavel_center(lower, sf, gpus);
+	/* t >= (a + rem s)/d with s >= 1/(tput x) (a rotated cone):
+	 * eliminating s leaves 2 log(x - lower) - log x, which cancels
+	 * the log x of x >= 0. */
+	GavelBarrier w;
+	w.x = 0;
+	w.lower = 2;
+	x = gavel_center(lower, sf, gpus, w);
 	solve_seconds.push_back(
 		std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
 			.count());
