@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <random>
 
 #include "core/lp_glpk.h"
 #include "core/lsap.h"
@@ -119,12 +120,14 @@ FinishTimeFairness::allocate(const std::vector<GavelJob> &jobs, int gpus,
 
 class Allox : public GavelAllocator {
 public:
-	explicit Allox(double alpha) : alpha_(alpha) {}
+	Allox(double alpha, std::uint64_t seed) : alpha_(alpha), seed_(seed) {}
 	std::map<JobId, double> allocate(const std::vector<GavelJob> &jobs,
 					 int gpus, double now) override;
 
 private:
 	double alpha_;
+	std::uint64_t seed_; /* 0: SciPy's column order */
+	std::uint64_t calls_ = 0;
 	std::map<JobId, double> prev_;
 };
 
@@ -149,12 +152,22 @@ std::map<JobId, double> Allox::allocate(const std::vector<GavelJob> &jobs,
 			       (size_t)std::max(n, 0));
 	pool.resize(std::min(keep, pool.size()));
 	int rows = (int)pool.size(), cols = std::max(n, 0) * rows;
+	/* Equal costs abound (identical workers, alike jobs); which one the
+	 * solver takes is an implementation detail (SciPy versions differ),
+	 * so a seed may shuffle the column order to show the spread. */
+	std::vector<int> perm(cols); /* solver column -> k * n + worker */
+	for (int c = 0; c < cols; c++)
+		perm[c] = c;
+	if (seed_ != 0) {
+		std::mt19937_64 rng(seed_ * 1000003 + calls_++);
+		std::shuffle(perm.begin(), perm.end(), rng);
+	}
 	std::vector<double> q((size_t)rows * cols);
 	for (int i = 0; i < rows; i++) {
 		double tput = pool[i]->tput > 0 ? pool[i]->tput : 1e-10;
 		for (int c = 0; c < cols; c++)
 			q[(size_t)i * cols + c] =
-				(c / n + 1) * pool[i]->remaining / tput +
+				(perm[c] / n + 1) * pool[i]->remaining / tput +
 				pool[i]->since_start;
 	}
 	std::vector<int> col = rows > 0 && cols > 0
@@ -168,7 +181,7 @@ std::map<JobId, double> Allox::allocate(const std::vector<GavelJob> &jobs,
 	/* On each worker the job placed last in the cost order runs. */
 	std::map<int, std::pair<int, int>> first; /* worker -> (k, row) */
 	for (int i = 0; i < (int)col.size(); i++) {
-		int w = col[i] % n, k = col[i] / n;
+		int w = perm[col[i]] % n, k = perm[col[i]] / n;
 		auto f = first.find(w);
 		if (f == first.end() || k > f->second.first)
 			first[w] = {k, i};
@@ -192,7 +205,8 @@ std::unique_ptr<GavelAllocator> make_finish_time_fairness()
 std::unique_ptr<GavelAllocator> make_allox(const Params &params)
 {
 	double alpha = params.get_double("Allox.Alpha", 0.2, 0, 1);
-	return std::make_unique<Allox>(alpha);
+	long seed = params.get_long("Allox.Seed", 0, 0, 1L << 40);
+	return std::make_unique<Allox>(alpha, (std::uint64_t)seed);
 }
 
 } /* namespace tidal */
