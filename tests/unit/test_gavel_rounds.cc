@@ -13,6 +13,7 @@
 #include <json-c/json.h>
 
 #include "core/params.h"
+#include "core/policy.h"
 #include "core/policies/gavel_alloc.h"
 #include "core/policies/gavel_rounds.h"
 #include "sim/presets/gavel_profile.h"
@@ -157,6 +158,37 @@ static void test_allox(void **)
 	assert_true(b == a);
 }
 
+/* The registry policy on core types: 2 nodes x 2 GPUs, jobs of 2, 2
+ * and 1 GPUs (as in test_priorities_and_leases): jobs 0 and 1 start on
+ * node 0 and node 1, job 2 holds; a round later (0 and 1 ran 100 s)
+ * job 2 starts on node 1, job 0 keeps node 0 and job 1 is preempted. */
+static void test_registry_policy(void **)
+{
+	Cluster c = test::cluster(2, 2);
+	std::vector<Job> jobs = {test::job(0, 2, 0, 1000),
+				 test::job(1, 2, 0, 1000),
+				 test::job(2, 1, 0, 1000)};
+	std::string err;
+	auto p = make_policy("gandiva-fair", Params(), &err);
+	assert_non_null(p.get());
+	Plan plan = p->decide(test::snapshot(c, jobs, 0));
+	assert_int_equal((int)plan.find(0)->action, (int)Action::Start);
+	assert_true(plan.find(0)->placement == Placement({{0, 2}}));
+	assert_true(plan.find(1)->placement == Placement({{1, 2}}));
+	assert_int_equal((int)plan.find(2)->action, (int)Action::Hold);
+	assert_true(plan.wake_at == 120);
+	for (int i = 0; i < 2; i++) {
+		jobs[i].state = JobState::Running;
+		jobs[i].placement = plan.find(i)->placement;
+		jobs[i].executed = 100;
+	}
+	plan = p->decide(test::snapshot(c, jobs, 120));
+	assert_int_equal((int)plan.find(0)->action, (int)Action::Keep);
+	assert_int_equal((int)plan.find(1)->action, (int)Action::Preempt);
+	assert_int_equal((int)plan.find(2)->action, (int)Action::Start);
+	assert_true(plan.find(2)->placement == Placement({{1, 1}}));
+}
+
 /* The profile rules against the artifact's regenerated profile JSON. */
 static void test_profiles_match_artifact(void **)
 {
@@ -217,6 +249,7 @@ int main(void)
 		cmocka_unit_test(test_max_sum_throughput),
 		cmocka_unit_test(test_center_kkt),
 		cmocka_unit_test(test_allox),
+		cmocka_unit_test(test_registry_policy),
 		cmocka_unit_test(test_profiles_match_artifact),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
