@@ -76,6 +76,53 @@ static glp_prob *build(const std::vector<std::pair<double, double>> &vb,
 	return p;
 }
 
+/* Simplex on P.  RET: the status; *HIT: the time limit stopped it. */
+static LpStatus run_simplex(glp_prob *p, const LpOptions &opt, int tm,
+			    bool *hit)
+{
+	glp_smcp parm;
+	glp_init_smcp(&parm);
+	parm.msg_lev = GLP_MSG_OFF;
+	parm.presolve = opt.presolve ? GLP_ON : GLP_OFF;
+	parm.tm_lim = tm;
+	int ret = glp_simplex(p, &parm);
+	int s = glp_get_status(p);
+	*hit = ret == GLP_ETMLIM;
+	if (ret == GLP_ENOPFS || s == GLP_NOFEAS)
+		return LpStatus::Infeasible;
+	if (s == GLP_INFEAS)
+		return *hit ? LpStatus::NoSolution : LpStatus::Infeasible;
+	if (ret == GLP_ENODFS || s == GLP_UNBND)
+		return LpStatus::Unbounded;
+	if (s == GLP_OPT)
+		return LpStatus::Optimal;
+	return s == GLP_FEAS ? LpStatus::Feasible : LpStatus::NoSolution;
+}
+
+/* Branch and cut on P (GLPK's own presolve: intopt needs an LP basis
+ * without it). */
+static LpStatus run_intopt(glp_prob *p, const LpOptions &opt, int tm,
+			   bool *hit)
+{
+	glp_iocp parm;
+	glp_init_iocp(&parm);
+	parm.msg_lev = GLP_MSG_OFF;
+	parm.presolve = GLP_ON;
+	parm.tm_lim = tm;
+	if (opt.mip_gap > 0)
+		parm.mip_gap = opt.mip_gap;
+	int ret = glp_intopt(p, &parm);
+	int s = glp_mip_status(p);
+	*hit = ret == GLP_ETMLIM;
+	if (s == GLP_OPT)
+		return LpStatus::Optimal;
+	if (s == GLP_FEAS)
+		return LpStatus::Feasible;
+	if (s == GLP_NOFEAS || ret == GLP_ENOPFS)
+		return LpStatus::Infeasible;
+	return ret == GLP_ENODFS ? LpStatus::Unbounded : LpStatus::NoSolution;
+}
+
 LpStatus LinearProgram::solve(const LpOptions &opt)
 {
 	auto t0 = std::chrono::steady_clock::now();
@@ -110,60 +157,13 @@ LpStatus LinearProgram::solve(const LpOptions &opt)
 				val.data());
 	}
 	int tm = opt.time_limit_s > 0 ? (int)(opt.time_limit_s * 1000) : INT_MAX;
-	LpStatus st;
-	int ret;
-	hit_limit_ = false;
-	if (!mip) {
-		glp_smcp parm;
-		glp_init_smcp(&parm);
-		parm.msg_lev = GLP_MSG_OFF;
-		parm.presolve = opt.presolve ? GLP_ON : GLP_OFF;
-		parm.tm_lim = tm;
-		ret = glp_simplex(p, &parm);
-		int s = glp_get_status(p);
-		hit_limit_ = ret == GLP_ETMLIM;
-		if (ret == GLP_ENOPFS || s == GLP_NOFEAS || s == GLP_INFEAS)
-			st = s == GLP_INFEAS && ret == GLP_ETMLIM
-				     ? LpStatus::NoSolution
-				     : LpStatus::Infeasible;
-		else if (ret == GLP_ENODFS || s == GLP_UNBND)
-			st = LpStatus::Unbounded;
-		else if (s == GLP_OPT)
-			st = LpStatus::Optimal;
-		else if (s == GLP_FEAS)
-			st = LpStatus::Feasible;
-		else
-			st = LpStatus::NoSolution;
-		obj_ = glp_get_obj_val(p);
-		x_.resize(vars_.size());
-		for (size_t j = 0; j < vars_.size(); j++)
-			x_[j] = glp_get_col_prim(p, (int)j + 1);
-	} else {
-		glp_iocp parm;
-		glp_init_iocp(&parm);
-		parm.msg_lev = GLP_MSG_OFF;
-		parm.presolve = GLP_ON; /* intopt needs an LP basis without it */
-		parm.tm_lim = tm;
-		if (opt.mip_gap > 0)
-			parm.mip_gap = opt.mip_gap;
-		ret = glp_intopt(p, &parm);
-		int s = glp_mip_status(p);
-		hit_limit_ = ret == GLP_ETMLIM;
-		if (s == GLP_OPT)
-			st = LpStatus::Optimal;
-		else if (s == GLP_FEAS)
-			st = LpStatus::Feasible;
-		else if (s == GLP_NOFEAS || ret == GLP_ENOPFS)
-			st = LpStatus::Infeasible;
-		else if (ret == GLP_ENODFS)
-			st = LpStatus::Unbounded;
-		else
-			st = LpStatus::NoSolution;
-		obj_ = glp_mip_obj_val(p);
-		x_.resize(vars_.size());
-		for (size_t j = 0; j < vars_.size(); j++)
-			x_[j] = glp_mip_col_val(p, (int)j + 1);
-	}
+	LpStatus st = mip ? run_intopt(p, opt, tm, &hit_limit_)
+			  : run_simplex(p, opt, tm, &hit_limit_);
+	obj_ = mip ? glp_mip_obj_val(p) : glp_get_obj_val(p);
+	x_.resize(vars_.size());
+	for (size_t j = 0; j < vars_.size(); j++)
+		x_[j] = mip ? glp_mip_col_val(p, (int)j + 1)
+			    : glp_get_col_prim(p, (int)j + 1);
 	glp_delete_prob(p);
 	seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() -
 						 t0)

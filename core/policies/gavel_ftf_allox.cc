@@ -26,94 +26,116 @@ namespace tidal {
 
 namespace {
 
-class FinishTimeFairness : public GavelAllocator {
-public:
-	std::map<JobId, double> allocate(const std::vector<GavelJob> &jobs,
-					 int gpus, double now) override;
+/* Job j's ratio is (a_j + b_j / x_j) / d_j. */
+struct FtfTerms {
+	std::vector<double> a, b, d;
+	std::vector<int> sf;
 
-private:
-	struct Prev {
-		double rem, iso;
-	};
-	std::map<JobId, double> cum_iso_;
-	std::map<JobId, Prev> prev_;
-};
-
-std::map<JobId, double>
-FinishTimeFairness::allocate(const std::vector<GavelJob> &jobs, int gpus,
-			     double now)
-{
-	auto t0 = std::chrono::steady_clock::now();
-	size_t m = jobs.size();
-	std::vector<double> a(m), b(m), d(m);
-	std::map<JobId, Prev> next;
-	for (size_t i = 0; i < m; i++) {
-		const GavelJob &j = jobs[i];
-		double &c = cum_iso_[j.id];
-		auto p = prev_.find(j.id);
-		if (p != prev_.end() && p->second.iso > 0)
-			c += (p->second.rem - j.remaining) / p->second.iso;
-		double iso = j.tput * std::min(1.0, gpus / ((double)m * j.sf));
-		next[j.id] = {j.remaining, iso};
-		a[i] = j.since_start;
-		b[i] = j.remaining / j.tput;
-		d[i] = c + j.remaining / iso;
-	}
-	prev_ = next;
-	for (auto it = cum_iso_.begin(); it != cum_iso_.end();)
-		it = next.count(it->first) ? std::next(it) : cum_iso_.erase(it);
-
-	/* x_j(rho): the least share that keeps job j's ratio at rho. */
-	auto shares = [&](double rho, std::vector<double> *x) {
-		for (size_t i = 0; i < m; i++) {
+	/* x_j(rho): the least shares that keep every ratio at RHO. */
+	bool shares(double rho, std::vector<double> *x) const
+	{
+		for (size_t i = 0; i < a.size(); i++) {
 			double den = rho * d[i] - a[i];
 			if (den <= 0)
 				return false;
 			(*x)[i] = b[i] / den;
 		}
 		return true;
-	};
-	auto feasible = [&](double rho) {
-		std::vector<double> x(m);
+	}
+	/* The feasibility LP: x_j(rho) <= x_j <= 1, sum(sf x) <= G. */
+	bool feasible(double rho, int gpus) const
+	{
+		std::vector<double> x(a.size());
 		if (!shares(rho, &x))
 			return false;
 		LinearProgram lp;
 		std::vector<std::pair<int, double>> cap;
-		for (size_t i = 0; i < m; i++) {
+		for (size_t i = 0; i < a.size(); i++) {
 			if (x[i] > 1)
 				return false;
-			cap.push_back({lp.add_var(x[i], 1), (double)jobs[i].sf});
+			cap.push_back({lp.add_var(x[i], 1), (double)sf[i]});
 		}
 		lp.add_row(cap, -kLpInf, gpus);
 		return lp.solve() == LpStatus::Optimal;
-	};
-	double lo = 0;
-	for (size_t i = 0; i < m; i++)
-		lo = std::max(lo, a[i] / d[i]);
-	double hi = std::max(1.0, 2 * lo);
-	for (int k = 0; k < 60 && !feasible(hi); k++)
-		hi *= 2;
-	for (int k = 0; k < 60 && hi - lo > 1e-10 * hi; k++) {
-		double mid = (lo + hi) / 2;
-		(feasible(mid) ? hi : lo) = mid;
 	}
-	std::vector<double> lower(m, 0), x;
-	std::vector<int> sf;
-	shares(hi, &lower);
-	for (const GavelJob &j : jobs)
-		sf.push_back(j.sf);
+	/* The least worst ratio, by bisection. */
+	double min_max_ratio(int gpus) const
+	{
+		double lo = 0;
+		for (size_t i = 0; i < a.size(); i++)
+			lo = std::max(lo, a[i] / d[i]);
+		double hi = std::max(1.0, 2 * lo);
+		for (int k = 0; k < 60 && !feasible(hi, gpus); k++)
+			hi *= 2;
+		for (int k = 0; k < 60 && hi - lo > 1e-10 * hi; k++) {
+			double mid = (lo + hi) / 2;
+			(feasible(mid, gpus) ? hi : lo) = mid;
+		}
+		return hi;
+	}
+};
+
+class FinishTimeFairness : public GavelAllocator {
+public:
+	std::map<JobId, double> allocate(const std::vector<GavelJob> &jobs,
+					 int gpus, double now) override;
+
+private:
+	FtfTerms terms(const std::vector<GavelJob> &jobs, int gpus);
+
+	struct Prev {
+		double rem, iso;
+	};
+	std::map<JobId, double> cum_iso_; /* isolated time so far */
+	std::map<JobId, Prev> prev_;
+};
+
+/* Isolated time so far grows by the steps done since the last call at
+ * the isolated throughput of then (Gavel's bookkeeping). */
+FtfTerms FinishTimeFairness::terms(const std::vector<GavelJob> &jobs,
+				   int gpus)
+{
+	size_t m = jobs.size();
+	FtfTerms t;
+	std::map<JobId, Prev> next;
+	for (const GavelJob &j : jobs) {
+		double &c = cum_iso_[j.id];
+		auto p = prev_.find(j.id);
+		if (p != prev_.end() && p->second.iso > 0)
+			c += (p->second.rem - j.remaining) / p->second.iso;
+		double iso = j.tput * std::min(1.0, gpus / ((double)m * j.sf));
+		next[j.id] = {j.remaining, iso};
+		t.a.push_back(j.since_start);
+		t.b.push_back(j.remaining / j.tput);
+		t.d.push_back(c + j.remaining / iso);
+		t.sf.push_back(j.sf);
+	}
+	prev_ = next;
+	for (auto it = cum_iso_.begin(); it != cum_iso_.end();)
+		it = next.count(it->first) ? std::next(it) : cum_iso_.erase(it);
+	return t;
+}
+
+std::map<JobId, double>
+FinishTimeFairness::allocate(const std::vector<GavelJob> &jobs, int gpus,
+			     double now)
+{
+	auto t0 = std::chrono::steady_clock::now();
+	FtfTerms t = terms(jobs, gpus);
+	std::vector<double> lower(jobs.size(), 0);
+	t.shares(t.min_max_ratio(gpus), &lower);
 	/* t >= (a + rem s)/d with s >= 1/(tput x) (a rotated cone):
 	 * eliminating s leaves 2 log(x - lower) - log x, which cancels
 	 * the log x of x >= 0. */
 	GavelBarrier w;
 	w.x = 0;
 	w.lower = 2;
-	x = gavel_center(lower, sf, gpus, w);
+	std::vector<double> x = gavel_center(lower, t.sf, gpus, w);
 	solve_seconds.push_back(
 		std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
 			.count());
 	std::map<JobId, double> out;
-	for (size_t i = 0; i < m; i++)
+	for (size_t i = 0; i < jobs.size(); i++)
 		out[jobs[i].id] = std::clamp(x[i], 0.0, 1.0);
 	return out;
 }
