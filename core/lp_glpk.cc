@@ -99,6 +99,23 @@ static LpStatus run_simplex(glp_prob *p, const LpOptions &opt, int tm,
 	return s == GLP_FEAS ? LpStatus::Feasible : LpStatus::NoSolution;
 }
 
+/* The interior-point method on P (no presolve in GLPK's ipm). */
+static LpStatus run_interior(glp_prob *p)
+{
+	glp_iptcp parm;
+	glp_init_iptcp(&parm);
+	parm.msg_lev = GLP_MSG_OFF;
+	int ret = glp_interior(p, &parm);
+	int s = glp_ipt_status(p);
+	if (ret == GLP_EFAIL && glp_get_num_rows(p) == 0)
+		return LpStatus::NoSolution;
+	if (s == GLP_OPT)
+		return LpStatus::Optimal;
+	if (s == GLP_NOFEAS || s == GLP_INFEAS)
+		return LpStatus::Infeasible;
+	return LpStatus::NoSolution;
+}
+
 /* Branch and cut on P (GLPK's own presolve: intopt needs an LP basis
  * without it). */
 static LpStatus run_intopt(glp_prob *p, const LpOptions &opt, int tm,
@@ -157,13 +174,19 @@ LpStatus LinearProgram::solve(const LpOptions &opt)
 				val.data());
 	}
 	int tm = opt.time_limit_s > 0 ? (int)(opt.time_limit_s * 1000) : INT_MAX;
-	LpStatus st = mip ? run_intopt(p, opt, tm, &hit_limit_)
-			  : run_simplex(p, opt, tm, &hit_limit_);
-	obj_ = mip ? glp_mip_obj_val(p) : glp_get_obj_val(p);
+	bool ipm = opt.interior && !mip;
+	hit_limit_ = false;
+	LpStatus st = mip   ? run_intopt(p, opt, tm, &hit_limit_)
+		      : ipm ? run_interior(p)
+			    : run_simplex(p, opt, tm, &hit_limit_);
+	obj_ = mip   ? glp_mip_obj_val(p)
+	       : ipm ? glp_ipt_obj_val(p)
+		     : glp_get_obj_val(p);
 	x_.resize(vars_.size());
 	for (size_t j = 0; j < vars_.size(); j++)
-		x_[j] = mip ? glp_mip_col_val(p, (int)j + 1)
-			    : glp_get_col_prim(p, (int)j + 1);
+		x_[j] = mip   ? glp_mip_col_val(p, (int)j + 1)
+			: ipm ? glp_ipt_col_prim(p, (int)j + 1)
+			      : glp_get_col_prim(p, (int)j + 1);
 	glp_delete_prob(p);
 	seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() -
 						 t0)

@@ -39,6 +39,9 @@ struct LpOptions {
 	double time_limit_s = 0; /* 0 = none */
 	double mip_gap = 0;      /* relative; 0 = GLPK's default (exact) */
 	bool presolve = true;
+	/* Pure LPs: GLPK's interior-point method instead of simplex; its
+	 * answer lies inside a face of optima, not at a vertex. */
+	bool interior = false;
 };
 
 class LinearProgram {

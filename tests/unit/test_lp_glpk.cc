@@ -29,6 +29,12 @@ static void test_lp_max(void **)
 	assert_true(near(lp.value(x), 3) && near(lp.value(y), 1));
 	assert_true(near(lp.objective(), 11));
 	assert_false(lp.hit_time_limit());
+	/* The interior-point method reaches the same (unique) optimum. */
+	LpOptions ipm;
+	ipm.interior = true;
+	assert_int_equal((int)lp.solve(ipm), (int)LpStatus::Optimal);
+	assert_true(std::fabs(lp.value(x) - 3) < 1e-6 &&
+		    std::fabs(lp.value(y) - 1) < 1e-6);
 }
 
 /* min x + y with x + 2y >= 4 and 3x + y >= 6 (row lower bounds):
