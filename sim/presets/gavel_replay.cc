@@ -61,7 +61,9 @@ private:
 	std::vector<size_t> active_; /* arrival order */
 	std::vector<Task> running_;
 	std::vector<std::set<size_t>> sched_; /* per round */
-	std::vector<UtilSample> util_;
+	/* (time, +-GPUs): busy from a round's start for each credited exec,
+	 * the anchor's cumulative_worker_time */
+	std::vector<std::pair<double, int>> busy_;
 	double now_ = 0;
 	long round_ = 0, left_ = 0;
 	RunResult res_;
@@ -94,6 +96,8 @@ void Loop::complete(const Task &t, double round_start)
 	}
 	j.failures = 0;
 	j.exec += exec;
+	busy_.push_back({round_start, t.gpus});
+	busy_.push_back({round_start + exec, -t.gpus});
 	const GavelModelJob &mj = model_.jobs[t.job];
 	bool over = j.exec > std::floor(cfg_.cutoff * mj.profile.duration);
 	j.bs.steps_run += steps;
@@ -147,7 +151,6 @@ void Loop::dispatch()
 	}
 	auto plan = rounds_.schedule(now_, in, alloc_);
 	std::set<size_t> ran;
-	int busy = 0;
 	for (auto &[id, workers] : plan) {
 		JobRun &j = jobs_[id];
 		double rem = j.bs.total_steps - j.bs.steps_run;
@@ -161,7 +164,6 @@ void Loop::dispatch()
 		if (j.start < 0)
 			j.start = now_;
 		ran.insert((size_t)id);
-		busy += (int)workers.size();
 	}
 	sched_.push_back(ran);
 	if (log_) {
@@ -173,7 +175,6 @@ void Loop::dispatch()
 		}
 		std::fprintf(log_, "\n");
 	}
-	util_.push_back({now_, busy});
 	res_.decisions++;
 }
 
@@ -224,8 +225,15 @@ RunResult Loop::run(const Progress &progress)
 		std::fclose(log_);
 	res_.makespan = now_;
 	res_.total_gpus = cfg_.gpus;
-	util_.push_back({now_, 0});
-	res_.util = util_;
+	std::sort(busy_.begin(), busy_.end());
+	int busy = 0;
+	for (auto &[t, d] : busy_) {
+		busy += d;
+		if (!res_.util.empty() && res_.util.back().t == t)
+			res_.util.back().busy = busy;
+		else
+			res_.util.push_back({t, busy});
+	}
 	std::sort(res_.jobs.begin(), res_.jobs.end(),
 		  [](const JobResult &a, const JobResult &b) { return a.id < b.id; });
 	return res_;

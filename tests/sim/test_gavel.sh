@@ -21,6 +21,7 @@ check "gavel 120 jobs" "$j" gandiva-fair makespan 32367.4 0.5
 check "gavel 120 jobs" "$j" gandiva-fair avg_jct 12574.3 0.5
 check "gavel 120 jobs" "$j" gandiva-fair worst_rho 1.854 0.5
 check "gavel 120 jobs" "$j" gandiva-fair unfair_fraction 0.55 0.5
+check "gavel 120 jobs" "$j" gandiva-fair utilization 0.61049 0.5
 check "gavel 120 jobs (exact)" "$j" gandiva-fair makespan 32367.434395330914 0
 check "gavel 120 jobs (exact)" "$j" gandiva-fair avg_jct 12574.272467530895 0
 check "gavel 120 jobs (exact)" "$j" gandiva-fair worst_rho 1.85361 0
