@@ -27,6 +27,8 @@
 #include <cstdio>
 #include <set>
 
+#include <json-c/json.h>
+
 #include "core/policies/gavel_rounds.h"
 #include "sim/csv.h"
 #include "sim/preset.h"
@@ -113,6 +115,47 @@ void GavelPreset::prepare(SimInput &in)
 	}
 }
 
+/* Shockwave's solver configuration (a configurations JSON), then
+ * Shockwave.* parameters over it. */
+ShockwaveConfig shockwave_config(const Params &params, const GavelRunConfig &g)
+{
+	ShockwaveConfig c;
+	c.round = g.round;
+	c.gpus = g.gpus;
+	std::string path = params.get_str("PolicyConfig.Json", "");
+	if (!path.empty()) {
+		json_object *o = json_object_from_file(path.c_str());
+		if (!o)
+			input_error(path, 0, "not a JSON object (Shockwave config)");
+		auto num = [&](const char *k, double def) {
+			json_object *v;
+			return json_object_object_get_ex(o, k, &v)
+				       ? json_object_get_double(v)
+				       : def;
+		};
+		c.future_rounds = (int)num("future_rounds", c.future_rounds);
+		c.k = num("k", c.k);
+		c.lambda = num("lambda", c.lambda);
+		c.rhomax = num("rhomax", c.rhomax);
+		c.mip_gap = num("solver_rel_gap", c.mip_gap);
+		c.time_limit_s = num("solver_timeout", c.time_limit_s);
+		json_object *b;
+		if (json_object_object_get_ex(o, "log_approximation_bases", &b)) {
+			c.bases.clear();
+			for (size_t i = 0; i < json_object_array_length(b); i++)
+				c.bases.push_back(json_object_get_double(
+					json_object_array_get_idx(b, i)));
+		}
+		json_object_put(o);
+	}
+	c.future_rounds = (int)params.get_long("Shockwave.FutureRounds",
+					       c.future_rounds, 1, 1000);
+	c.time_limit_s = params.get_double("Shockwave.TimeLimit",
+					   c.time_limit_s, 0, 3600);
+	c.mip_gap = params.get_double("Shockwave.MipGap", c.mip_gap, 0, 1);
+	return c;
+}
+
 RunResult GavelPreset::run(const SimInput &in, const std::string &policy,
 			   const Params &params, const Progress &progress)
 {
@@ -127,12 +170,26 @@ RunResult GavelPreset::run(const SimInput &in, const std::string &policy,
 	cfg.solve_stats = params.get_bool("Gavel.SolveStats", false);
 	cfg.schedule_log = params.get_str("Gavel.ScheduleLog", "");
 	std::string err;
+	if (policy == "shockwave") {
+		Shockwave sw(shockwave_config(params, cfg));
+		auto none = make_gavel_allocator("gandiva-fair", params, &err);
+		RunResult r = gavel_simulate(model_, cfg, *none, progress, &sw);
+		for (JobResult &jr : r.jobs)
+			jr.name = in.trace.jobs[jr.id].name;
+		if (cfg.solve_stats)
+			std::fprintf(stderr, "%s (%ld infeasible, %ld hit the "
+					     "time limit)\n",
+				     gavel_solve_stats(policy, sw.solve_seconds)
+					     .c_str(),
+				     sw.infeasible_solves, sw.limit_hits);
+		return r;
+	}
 	auto alloc = make_gavel_allocator(policy, params, &err);
 	if (!alloc)
 		throw InputError(err + " (gavel preset policies: gandiva-fair, "
 				       "fifo, max-min-fairness, "
 				       "finish-time-fairness, min-total-duration, "
-				       "max-sum-throughput, allox)");
+				       "max-sum-throughput, allox, shockwave)");
 	RunResult r = gavel_simulate(model_, cfg, *alloc, progress);
 	for (JobResult &jr : r.jobs)
 		jr.name = in.trace.jobs[jr.id].name;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/policies/gavel_rounds.h"
+#include "core/policies/shockwave.h"
 #include "core/profile_gavel.h"
 #include "sim/preset.h"
 #include "sim/presets/gavel_profile.h"
@@ -38,9 +39,11 @@ struct GavelRunConfig {
 	std::string schedule_log; /* per-round "round now job:workers..." */
 };
 
-/* Replay every job of MODEL under ALLOC (MODEL.md section 2). */
+/* Replay every job of MODEL under ALLOC (MODEL.md section 2), or under
+ * SW's round plans when SW is given (section 4.7; ALLOC is then unused). */
 RunResult gavel_simulate(const GavelModel &model, const GavelRunConfig &cfg,
-			 GavelAllocator &alloc, const Progress &progress);
+			 GavelAllocator &alloc, const Progress &progress,
+			 Shockwave *sw = nullptr);
 
 /* "POLICY: N solves, p50 X ms, p90, p99, max" over SECONDS. */
 std::string gavel_solve_stats(const std::string &policy,

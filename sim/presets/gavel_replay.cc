@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "sim/presets/gavel_model.h"
@@ -34,10 +35,13 @@ struct JobRun {
 	int failures = 0, preemptions = 0;
 };
 
+class Loop;
+
 class Loop {
 public:
-	Loop(const GavelModel &m, const GavelRunConfig &c, GavelAllocator &a)
-		: model_(m), cfg_(c), alloc_(a),
+	Loop(const GavelModel &m, const GavelRunConfig &c, GavelAllocator &a,
+	     Shockwave *sw)
+		: model_(m), cfg_(c), alloc_(a), sw_(sw),
 		  rounds_(c.gpus, c.round, c.reset_interval)
 	{
 		for (const GavelModelJob &j : m.jobs) {
@@ -52,10 +56,26 @@ private:
 	void complete(const Task &t, double round_start);
 	void finish_job(size_t i);
 	void dispatch();
+	void shockwave_progress();
+	std::vector<std::pair<JobId, std::vector<int>>> shockwave_round();
+
+	ShockwaveJob shockwave_job(size_t i) const
+	{
+		const GavelModelJob &m = model_.jobs[i];
+		ShockwaveJob s;
+		s.id = (JobId)i;
+		s.gpus = m.bs.sf;
+		s.submit = m.arrival;
+		s.dataset = gavel_dataset_size(m.bs.model);
+		s.bs = m.profile.bs_every_epoch;
+		s.prof = m.profile.duration_every_epoch;
+		return s;
+	}
 
 	const GavelModel &model_;
 	const GavelRunConfig &cfg_;
 	GavelAllocator &alloc_;
+	Shockwave *sw_;
 	GavelRounds rounds_;
 	std::vector<JobRun> jobs_;
 	std::vector<size_t> active_; /* arrival order */
@@ -87,6 +107,9 @@ void Loop::complete(const Task &t, double round_start)
 	if (!j.active)
 		return;
 	/* Every worker but the last gets steps // sf: zero fails. */
+	if (sw_)
+		sw_->record_throughput((JobId)t.job, round_,
+				       exec > 0 ? steps / exec : 0, j.bs.bs);
 	if (steps <= 0 || exec <= 0 ||
 	    (t.gpus > 1 && std::floor(steps / t.gpus) <= 0)) {
 		rounds_.mark_changed();
@@ -117,6 +140,8 @@ void Loop::finish_job(size_t i)
 	j.done = true;
 	active_.erase(std::find(active_.begin(), active_.end(), i));
 	rounds_.remove_job((JobId)i);
+	if (sw_)
+		sw_->remove_job((JobId)i);
 	left_--;
 	const GavelModelJob &mj = model_.jobs[i];
 	JobResult r;
@@ -149,7 +174,7 @@ void Loop::dispatch()
 		g.weight = model_.jobs[i].weight;
 		in.push_back(g);
 	}
-	auto plan = rounds_.schedule(now_, in, alloc_);
+	auto plan = sw_ ? shockwave_round() : rounds_.schedule(now_, in, alloc_);
 	std::set<size_t> ran;
 	for (auto &[id, workers] : plan) {
 		JobRun &j = jobs_[id];
@@ -176,6 +201,38 @@ void Loop::dispatch()
 		std::fprintf(log_, "\n");
 	}
 	res_.decisions++;
+}
+
+/* Step 5: epochs done by the jobs of the last round. */
+void Loop::shockwave_progress()
+{
+	std::map<JobId, int> epochs;
+	if (!sched_.empty())
+		for (size_t i : sched_.back()) {
+			const JobRun &j = jobs_[i];
+			double spe = std::ceil(gavel_dataset_size(j.bs.model) / j.bs.bs);
+			epochs[(JobId)i] =
+				j.done ? model_.jobs[i].profile.epochs
+				       : (int)std::floor(j.bs.steps_run / spe);
+		}
+	sw_->update_progress(epochs);
+}
+
+/* Shockwave's jobs for this round on the lowest free workers. */
+std::vector<std::pair<JobId, std::vector<int>>> Loop::shockwave_round()
+{
+	std::vector<std::pair<JobId, std::vector<int>>> out;
+	int next = 0;
+	for (JobId id : sw_->round_schedule()) {
+		const JobRun &j = jobs_[id];
+		if (!j.active || next + j.bs.sf > cfg_.gpus)
+			continue;
+		std::vector<int> ws;
+		for (int k = 0; k < j.bs.sf; k++)
+			ws.push_back(next++);
+		out.push_back({id, ws});
+	}
+	return out;
 }
 
 RunResult Loop::run(const Progress &progress)
@@ -210,10 +267,14 @@ RunResult Loop::run(const Progress &progress)
 			complete(t, round_start);
 		for (size_t i : active_)
 			gavel_bs_trigger(jobs_[i].bs);
+		if (sw_ && now_ != 0)
+			shockwave_progress();
 		for (; next < n && model_.jobs[next].arrival <= now_; next++) {
 			jobs_[next].active = true;
 			active_.push_back(next);
 			rounds_.add_job((JobId)next);
+			if (sw_)
+				sw_->add_job(shockwave_job(next));
 		}
 		dispatch();
 		round_++;
@@ -242,9 +303,10 @@ RunResult Loop::run(const Progress &progress)
 } /* namespace */
 
 RunResult gavel_simulate(const GavelModel &model, const GavelRunConfig &cfg,
-			 GavelAllocator &alloc, const Progress &progress)
+			 GavelAllocator &alloc, const Progress &progress,
+			 Shockwave *sw)
 {
-	Loop loop(model, cfg, alloc);
+	Loop loop(model, cfg, alloc, sw);
 	return loop.run(progress);
 }
 
