@@ -65,13 +65,18 @@ public:
 	/* The jobs to run this round, in plan order. */
 	std::vector<JobId> round_schedule();
 
+	/* Dirichlet estimate of J's time left, seconds (MODEL.md 4.7). */
+	double remaining(const ShockwaveJob &j) const;
+	/* 0.9 x time-weighted mean of J's finish-time series + 0.1 x its
+	 * latest value, weights up to the current round. */
+	double momentum(const ShockwaveJob &j) const;
+	long round_ptr() const { return round_ptr_; }
+
 	std::vector<double> solve_seconds;
 	long infeasible_solves = 0, limit_hits = 0;
 
 private:
 	void calibrate(ShockwaveJob &j) const;
-	double remaining(const ShockwaveJob &j) const;
-	double momentum(const ShockwaveJob &j) const;
 	void solve();
 
 	ShockwaveConfig cfg_;
