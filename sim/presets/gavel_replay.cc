@@ -35,8 +35,6 @@ struct JobRun {
 	int failures = 0, preemptions = 0;
 };
 
-class Loop;
-
 class Loop {
 public:
 	Loop(const GavelModel &m, const GavelRunConfig &c, GavelAllocator &a,
