@@ -89,7 +89,7 @@ $(BUILD)/libtidal-sim.a: $(SIM_OBJ)
 
 TIDAL_LIBS := -Wl,--whole-archive $(BUILD)/libtidal-sim.a \
 	$(BUILD)/libtidal-core.a -Wl,--no-whole-archive $(JSONC_LIBS) \
-	$(LEMON_LIBS)
+	$(LEMON_LIBS) $(GLPK_LIBS)
 
 $(BUILD)/tidal-sim: $(BUILD)/obj/sim/main.o $(BUILD)/libtidal-sim.a \
 		$(BUILD)/libtidal-core.a

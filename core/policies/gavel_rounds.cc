@@ -1,0 +1,171 @@
+/*
+ * gavel_rounds.cc - Gavel's priorities, deficits, round selection and
+ * worker assignment (scheduler.py's _update_priorities,
+ * _reset_time_run_so_far, _schedule_jobs_on_workers).
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include "core/policies/gavel_rounds.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace tidal {
+
+void GavelRounds::add_job(JobId id)
+{
+	order_.push_back(id);
+	State s;
+	s.time = round_ / 2; /* Gavel's initial credit; not in worker time */
+	st_[id] = s;
+	need_update_ = true;
+}
+
+void GavelRounds::remove_job(JobId id)
+{
+	order_.erase(std::remove(order_.begin(), order_.end(), id),
+		     order_.end());
+	st_.erase(id);
+	prev_workers_.erase(id);
+	need_update_ = true;
+}
+
+void GavelRounds::job_ran(JobId id, double exec)
+{
+	auto it = st_.find(id);
+	if (it == st_.end())
+		return;
+	it->second.time += exec;
+	worker_time_ += exec;
+}
+
+/* Deficits grow by what each job should have had since the last reset
+ * minus what it got; then every job restarts from half a round. */
+void GavelRounds::reset(double now, const std::vector<GavelJob> &sorted,
+			GavelAllocator &alloc)
+{
+	double elapsed = now - last_reset_;
+	worker_time_ = 0;
+	for (JobId id : order_) {
+		State &s = st_[id];
+		double received = s.time - round_ / 2;
+		auto a = alloc_.find(id);
+		double should = a == alloc_.end() ? 0 : a->second * elapsed;
+		s.deficit += should - received;
+		s.time = round_ / 2;
+		worker_time_ += s.time;
+	}
+	last_reset_ = now;
+	alloc_ = alloc.allocate(sorted, workers_, now);
+	for (auto &[id, a] : alloc_)
+		a = std::clamp(a, 0.0, 1.0);
+	need_update_ = false;
+}
+
+std::vector<std::pair<JobId, std::vector<int>>>
+GavelRounds::schedule(double now, const std::vector<GavelJob> &active,
+		      GavelAllocator &alloc)
+{
+	std::map<JobId, const GavelJob *> by_id;
+	for (const GavelJob &j : active)
+		by_id[j.id] = &j;
+	reset_last_ = false;
+	bool due = now - last_reset_ >= reset_every_ || last_reset_ == 0;
+	if (need_update_ && due) {
+		std::vector<GavelJob> sorted;
+		for (auto &[id, j] : by_id)
+			sorted.push_back(*j);
+		reset(now, sorted, alloc);
+		reset_last_ = true;
+	}
+
+	struct Entry {
+		JobId id;
+		double p, deficit, a;
+	};
+	std::vector<Entry> q;
+	for (JobId id : order_) {
+		State &s = st_[id];
+		auto ai = alloc_.find(id);
+		const GavelJob *j = by_id.count(id) ? by_id[id] : nullptr;
+		double frac = worker_time_ == 0 ? 0 : s.time / worker_time_;
+		double a = ai == alloc_.end() ? 0 : ai->second;
+		if (ai == alloc_.end() || a == 0 || !j || j->tput == 0)
+			s.priority = 0;
+		else if (frac > 0)
+			s.priority = a / frac;
+		else
+			s.priority = a * 1e9;
+		q.push_back({id, s.priority, s.deficit, a});
+	}
+	std::stable_sort(q.begin(), q.end(), [](const Entry &x, const Entry &y) {
+		return std::tie(x.p, x.deficit, x.a) > std::tie(y.p, y.deficit, y.a);
+	});
+
+	std::vector<std::pair<JobId, int>> selected;
+	int left = workers_;
+	for (const Entry &e : q) {
+		const GavelJob *j = by_id.count(e.id) ? by_id[e.id] : nullptr;
+		if (!j || j->tput <= 0)
+			continue;
+		if (alloc.skip_zero_priority() && e.p <= 0)
+			continue;
+		if (j->sf > left)
+			continue;
+		selected.push_back({e.id, j->sf});
+		left -= j->sf;
+	}
+	std::vector<std::pair<JobId, std::vector<int>>> out;
+	assign(selected, &out);
+	return out;
+}
+
+/* Larger jobs first; within a size, lease extensions before new
+ * placements on the lowest free workers. */
+std::vector<int> GavelRounds::assign(
+	const std::vector<std::pair<JobId, int>> &selected,
+	std::vector<std::pair<JobId, std::vector<int>>> *out)
+{
+	std::vector<char> taken(workers_, 0);
+	std::vector<int> sizes;
+	for (auto &[id, sf] : selected)
+		if (std::find(sizes.begin(), sizes.end(), sf) == sizes.end())
+			sizes.push_back(sf);
+	std::sort(sizes.rbegin(), sizes.rend());
+	std::map<JobId, std::vector<int>> next;
+	int ptr = 0;
+	for (int size : sizes) {
+		for (auto &[id, sf] : selected) {
+			auto pw = prev_workers_.find(id);
+			if (sf != size || pw == prev_workers_.end())
+				continue;
+			bool free = true;
+			for (int w : pw->second)
+				free = free && !taken[w];
+			if (!free)
+				continue;
+			for (int w : pw->second)
+				taken[w] = 1;
+			next[id] = pw->second;
+			out->push_back({id, pw->second});
+		}
+		for (auto &[id, sf] : selected) {
+			if (sf != size || next.count(id) || !alloc_.count(id))
+				continue;
+			std::vector<int> ws;
+			while ((int)ws.size() < sf && ptr < workers_) {
+				if (!taken[ptr]) {
+					taken[ptr] = 1;
+					ws.push_back(ptr);
+				}
+				ptr++;
+			}
+			next[id] = ws;
+			out->push_back({id, ws});
+		}
+	}
+	prev_workers_ = next;
+	return {};
+}
+
+} /* namespace tidal */

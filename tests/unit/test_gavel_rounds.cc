@@ -1,0 +1,256 @@
+/*
+ * test_gavel_rounds.cc - Gavel's round mechanism (priorities, backfill,
+ * lease extension, the idle slot of jobs newer than the allocation, the
+ * reset throttle) on hand-made rounds, the allocation policies on small
+ * cases worked out by hand, and the gavel preset's batch-size profiles
+ * against the Shockwave artifact's materialised profile.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include <cmath>
+#include <fstream>
+
+#include <json-c/json.h>
+
+#include "core/params.h"
+#include "core/policy.h"
+#include "core/policies/gavel_alloc.h"
+#include "core/policies/gavel_rounds.h"
+#include "sim/presets/gavel_profile.h"
+#include "tests/unit/unit.h"
+
+using namespace tidal;
+using namespace tidal::sim;
+
+static GavelJob gj(JobId id, int sf, double tput = 10, double rem = 1000,
+		   double since = 0)
+{
+	GavelJob j;
+	j.id = id;
+	j.sf = sf;
+	j.tput = tput;
+	j.remaining = rem;
+	j.since_start = since;
+	return j;
+}
+
+static std::unique_ptr<GavelAllocator> alloc(const char *name)
+{
+	std::string err;
+	auto a = make_gavel_allocator(name, Params(), &err);
+	assert_non_null(a.get());
+	return a;
+}
+
+using Sched = std::vector<std::pair<JobId, std::vector<int>>>;
+
+/* 4 workers, jobs of 2, 2 and 1 GPUs, equal shares (gandiva-fair: 1).
+ * Round 1: all have job time 60 of 180, p = 3; in order 0, 1 fit and 2
+ * does not.  After 0 and 1 ran 100 s: p0 = p1 = 1 / (160/380) = 2.375,
+ * p2 = 1 / (60/380) = 6.33, so 2 goes first, 0 keeps its workers (lease
+ * extension) and 1 no longer fits. */
+static void test_priorities_and_leases(void **)
+{
+	auto gf = alloc("gandiva-fair");
+	GavelRounds r(4, 120, 1000);
+	for (JobId id = 0; id < 3; id++)
+		r.add_job(id);
+	std::vector<GavelJob> act = {gj(0, 2), gj(1, 2), gj(2, 1)};
+	Sched s = r.schedule(0, act, *gf);
+	assert_true(r.reset_last_round());
+	assert_true(s == Sched({{0, {0, 1}}, {1, {2, 3}}}));
+	r.job_ran(0, 100);
+	r.job_ran(1, 100);
+	s = r.schedule(120, act, *gf);
+	assert_false(r.reset_last_round());
+	assert_true(s == Sched({{0, {0, 1}}, {2, {2}}}));
+}
+
+/* A job added after the last reset, with the throttle holding, is
+ * selected last (p = 0) and given no workers: Gavel idles its GPU. */
+static void test_new_job_idles(void **)
+{
+	auto gf = alloc("gandiva-fair");
+	GavelRounds r(2, 120, 1000);
+	r.add_job(7);
+	std::vector<GavelJob> act = {gj(7, 1)};
+	Sched s = r.schedule(10, act, *gf);
+	assert_true(s == Sched({{7, {0}}}));
+	r.job_ran(7, 120);
+	r.add_job(8);
+	act.push_back(gj(8, 1));
+	s = r.schedule(130, act, *gf);
+	assert_false(r.reset_last_round()); /* 120 s < 1000 s */
+	assert_true(s == Sched({{7, {0}}}));
+	assert_int_equal((int)r.allocation().count(8), 0);
+	s = r.schedule(1010, act, *gf); /* the throttle has passed */
+	assert_true(r.reset_last_round());
+	assert_int_equal((int)s.size(), 2);
+}
+
+/* Max-min fairness with 3 jobs of 1, 1 and 4 GPUs on 8 GPUs: the least
+ * share t = sf x is 1 (the 1-GPU jobs at x = 1); the 4-GPU job may take
+ * x in [1/4, 1] and the capacity leaves it 6/4 > 1, so it gets 1 too. */
+static void test_max_min(void **)
+{
+	auto mm = alloc("max-min-fairness");
+	auto a = mm->allocate({gj(0, 1), gj(1, 1), gj(2, 4)}, 8, 0);
+	assert_true(std::fabs(a[0] - 1) < 1e-6 && std::fabs(a[1] - 1) < 1e-6);
+	assert_true(a[2] > 0.25 && a[2] <= 1);
+	/* 4 one-GPU jobs on 2 GPUs: the capacity binds, x = 1/2 each. */
+	a = mm->allocate({gj(0, 1), gj(1, 1), gj(2, 1), gj(3, 1)}, 2, 0);
+	for (int i = 0; i < 4; i++)
+		assert_true(std::fabs(a[i] - 0.5) < 1e-6);
+	assert_int_equal((int)mm->solve_seconds.size(), 2);
+}
+
+/* Max sum throughput on 2 GPUs: the fastest job per GPU (tput/sf) takes
+ * a whole share, two tied jobs split what is left evenly. */
+static void test_max_sum_throughput(void **)
+{
+	auto ms = alloc("max-sum-throughput");
+	auto a = ms->allocate({gj(0, 1, 50), gj(1, 1, 10), gj(2, 1, 10)}, 2, 0);
+	assert_true(std::fabs(a[0] - 1) < 1e-9);
+	assert_true(std::fabs(a[1] - 0.5) < 1e-9 && std::fabs(a[2] - 0.5) < 1e-9);
+}
+
+/* The centre: every free share meets its stationarity condition
+ * wx/x + wl/(x - l) - 1/(1 - x) = sf / slack. */
+static void test_center_kkt(void **)
+{
+	std::vector<double> low = {0.1, 0.3, 0.05, 1.0};
+	std::vector<int> sf = {1, 2, 1, 1};
+	for (GavelBarrier w : {GavelBarrier{1, 1}, GavelBarrier{0, 2}}) {
+		auto x = gavel_center(low, sf, 4, w);
+		double used = 0;
+		for (size_t j = 0; j < x.size(); j++)
+			used += sf[j] * x[j];
+		double slack = 4 - used;
+		assert_true(slack > 0);
+		assert_true(x[3] == 1.0);
+		for (size_t j = 0; j < 3; j++) {
+			double g = w.x / x[j] + w.lower / (x[j] - low[j]) -
+				   1 / (1 - x[j]);
+			assert_true(std::fabs(g - sf[j] / slack) < 1e-4 * g);
+		}
+	}
+	/* Lower bounds that fill the capacity are the answer. */
+	auto x = gavel_center({0.5, 0.5}, {2, 2}, 2);
+	assert_true(x[0] == 0.5 && x[1] == 0.5);
+}
+
+/* AlloX on 2 free GPUs, jobs waiting 30, 20 and 10 s with rem/tput 100,
+ * 10 and 50: the pool keeps max(int(0.2 x 3), 2) = 2 oldest jobs (0, 1).
+ * Costs (k+1) rem/tput + wait: job 0 130 | 230, job 1 30 | 40; the
+ * least total (160) puts both first on their own worker, so both get a
+ * whole share and job 2 none.  Next time they are already allocated: no
+ * worker is free and nothing changes. */
+static void test_allox(void **)
+{
+	auto ax = alloc("allox");
+	auto a = ax->allocate({gj(0, 1, 1, 100, 30), gj(1, 1, 1, 10, 20),
+			       gj(2, 1, 1, 50, 10)},
+			      2, 0);
+	assert_true(a == (std::map<JobId, double>{{0, 1}, {1, 1}, {2, 0}}));
+	auto b = ax->allocate({gj(0, 1, 1, 90, 150), gj(1, 1, 1, 5, 140),
+			       gj(2, 1, 1, 45, 130)},
+			      2, 120);
+	assert_true(b == a);
+}
+
+/* The registry policy on core types: 2 nodes x 2 GPUs, jobs of 2, 2
+ * and 1 GPUs (as in test_priorities_and_leases): jobs 0 and 1 start on
+ * node 0 and node 1, job 2 holds; a round later (0 and 1 ran 100 s)
+ * job 2 starts on node 1, job 0 keeps node 0 and job 1 is preempted. */
+static void test_registry_policy(void **)
+{
+	Cluster c = test::cluster(2, 2);
+	std::vector<Job> jobs = {test::job(0, 2, 0, 1000),
+				 test::job(1, 2, 0, 1000),
+				 test::job(2, 1, 0, 1000)};
+	std::string err;
+	auto p = make_policy("gandiva-fair", Params(), &err);
+	assert_non_null(p.get());
+	Plan plan = p->decide(test::snapshot(c, jobs, 0));
+	assert_int_equal((int)plan.find(0)->action, (int)Action::Start);
+	assert_true(plan.find(0)->placement == Placement({{0, 2}}));
+	assert_true(plan.find(1)->placement == Placement({{1, 2}}));
+	assert_int_equal((int)plan.find(2)->action, (int)Action::Hold);
+	assert_true(plan.wake_at == 120);
+	for (int i = 0; i < 2; i++) {
+		jobs[i].state = JobState::Running;
+		jobs[i].placement = plan.find(i)->placement;
+		jobs[i].executed = 100;
+	}
+	plan = p->decide(test::snapshot(c, jobs, 120));
+	assert_int_equal((int)plan.find(0)->action, (int)Action::Keep);
+	assert_int_equal((int)plan.find(1)->action, (int)Action::Preempt);
+	assert_int_equal((int)plan.find(2)->action, (int)Action::Start);
+	assert_true(plan.find(2)->placement == Placement({{1, 1}}));
+}
+
+/* The profile rules against the artifact's regenerated profile JSON. */
+static void test_profiles_match_artifact(void **)
+{
+	const char *dir = "../shared/anchors/shockwave/";
+	std::ifstream f(std::string(dir) + "traces/120_0.2_5_100_40_25_0,0.5,"
+					   "0.5_0.6,0.3,0.09,0.01_multigpu_"
+					   "dynamic.trace");
+	json_object *prof = json_object_from_file(
+		(std::string(dir) +
+		 "traces/120_jobs_generated_per_epoch_profile.json")
+			.c_str());
+	GavelThroughputs tp;
+	std::string err;
+	if (!f || !prof ||
+	    !tp.load(std::string(dir) + "throughputs/tacc_throughputs.json",
+		     &err)) {
+		skip();
+		return;
+	}
+	std::string line;
+	for (size_t i = 0; std::getline(f, line); i++) {
+		std::vector<std::string> c;
+		std::stringstream ss(line);
+		std::string cell;
+		while (std::getline(ss, cell, '\t'))
+			c.push_back(cell);
+		GavelJobType t = split_gavel_job_type(c[0]);
+		BsMode mode = c[7] == "gns"	  ? BsMode::Gns
+			      : c[7] == "accordion" ? BsMode::Accordion
+						    : BsMode::Static;
+		GavelProfile p;
+		assert_true(gavel_make_profile(tp, t.model, t.batch_size,
+					       std::stoi(c[6]), mode,
+					       std::stod(c[5]), &p, &err));
+		json_object *e = json_object_array_get_idx(prof, i), *bs, *dur;
+		json_object_object_get_ex(e, "bs_every_epoch", &bs);
+		json_object_object_get_ex(e, "duration_every_epoch", &dur);
+		assert_int_equal((int)json_object_array_length(bs), p.epochs);
+		for (int k = 0; k < p.epochs; k++) {
+			assert_int_equal(json_object_get_int(
+						 json_object_array_get_idx(bs, k)),
+					 p.bs_every_epoch[k]);
+			double d = json_object_get_double(
+				json_object_array_get_idx(dur, k));
+			assert_true(std::fabs(d - p.duration_every_epoch[k]) <=
+				    1e-9 * d);
+		}
+	}
+	json_object_put(prof);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_priorities_and_leases),
+		cmocka_unit_test(test_new_job_idles),
+		cmocka_unit_test(test_max_min),
+		cmocka_unit_test(test_max_sum_throughput),
+		cmocka_unit_test(test_center_kkt),
+		cmocka_unit_test(test_allox),
+		cmocka_unit_test(test_registry_policy),
+		cmocka_unit_test(test_profiles_match_artifact),
+	};
+	return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
