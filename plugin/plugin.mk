@@ -33,7 +33,7 @@ $(BUILD)/sched_tidal.so: $(SCHED_OBJ) $(BUILD)/libtidal-core.a \
 	$(CXX) -shared $(TIDAL_LDFLAGS) -Wl,--version-script=plugin/sched/exports.map \
 		-o $@.tmp $(SCHED_OBJ) -Wl,--whole-archive \
 		$(BUILD)/libtidal-core.a -Wl,--no-whole-archive $(JSONC_LIBS) \
-		$(MUNGE_LIBS)
+		$(MUNGE_LIBS) $(LEMON_LIBS) $(GLPK_LIBS)
 	plugin/check-syms.sh $@.tmp $(SLURMCTLD)
 	mv $@.tmp $@
 
