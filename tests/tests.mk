@@ -22,7 +22,8 @@ include tests/fuzz/fuzz.mk
 check: check-build check-emu check-cluster check-unit check-fuzz check-sim
 
 check-build:
-	@$(MAKE) --no-print-directory -j2 $(BUILD)/tidal-sim $(UNIT_BIN)
+	@$(MAKE) --no-print-directory $(if $(findstring jobserver,$(MAKEFLAGS)),,-j2) \
+		$(BUILD)/tidal-sim $(UNIT_BIN)
 
 check-unit: $(UNIT_BIN)
 	@tests/run-unit.sh $(UNIT_BIN)
