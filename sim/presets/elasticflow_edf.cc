@@ -195,7 +195,7 @@ void check_levels(const Context &ctx)
 
 } /* namespace */
 
-RunResult run_edf(Context &ctx)
+RunResult run_edf(Context &ctx, bool admission)
 {
 	check_levels(ctx);
 	EdfRun r(ctx);

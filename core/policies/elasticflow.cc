@@ -1,0 +1,530 @@
+/*
+ * elasticflow.cc - ElasticFlow's planner: minimum satisfactory share,
+ * admission, marginal-return leftover allocation (see the header).
+ *
+ * The planner works on a copy of the free timeline ("nf") while reading the
+ * timeline it was given ("f"), exactly as the artifact does: several of its
+ * numbers come from one and several from the other.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include "core/policies/elasticflow.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+namespace tidal {
+
+namespace {
+
+using Map = std::map<SlotTime, int>;
+
+FreeTimeline merged(const Map &m)
+{
+	FreeTimeline t;
+	int last = -1;
+	for (const auto &[k, v] : m) {
+		if (v == last)
+			continue;
+		t.set(k, v);
+		last = v;
+	}
+	return t;
+}
+
+EfAllocs merged_allocs(const EfAllocs &m)
+{
+	EfAllocs out;
+	int last = -1;
+	for (const auto &[k, v] : m) {
+		if (v == last)
+			continue;
+		out[k] = v;
+		last = v;
+	}
+	return out;
+}
+
+/* One planning pass; see ef_sim_allocation. */
+struct Planner {
+	const EfJobView &job;
+	const EfEnv &env;
+	const Map &f; /* the timeline given */
+	Map nf;       /* the one being built */
+	EfAllocs na;  /* new allocations */
+	SlotTime event_time, ad;
+	double left;
+	int leg;      /* the artifact's last_event_gpu, carried along */
+	int assigned = -1;
+	EfPlan plan;
+
+	Planner(const EfJobView &j, const EfEnv &e, const Map &tl)
+		: job(j), env(e), f(tl), nf(tl), event_time(e.now),
+		  left(j.iter_left), leg(e.cluster)
+	{
+		na[env.now] = 0;
+		ad = align_to_slot(env.now, job.deadline, env.slot);
+		if (!nf.count(ad) && ad >= env.now) {
+			for (const auto &[k, v] : nf) {
+				if (k >= ad)
+					break;
+				leg = v;
+			}
+			nf[ad] = leg;
+		}
+	}
+
+	double tput(int g) const { return job.row->at(g); }
+	int last_level(int g) const { return job.row->last_level(g, job.max_gpu); }
+	int next_level(int g) const { return job.row->next_level(g, job.max_gpu); }
+	SlotTime seg(SlotTime from, SlotTime to) const
+	{
+		return to == ad ? job.deadline - from : to - from;
+	}
+
+	bool finish(SlotTime end, SlotTime real)
+	{
+		plan.alloc = merged_allocs(na);
+		plan.end = end;
+		plan.real_end = real;
+		plan.meets = real <= job.deadline;
+		return plan.meets;
+	}
+	bool assigned_first(int q);
+	bool minimum_share();
+	void build(int q, int lq, SlotTime point);
+	void fallback(int lq, int llq, SlotTime point);
+	void after_deadline();
+};
+
+/* assign_gpu: Q GPUs from now to the next key.  RET: true if that
+ * finishes the job in time (plan done). */
+bool Planner::assigned_first(int q)
+{
+	int avail = nf.at(env.now);
+	bool found = false;
+	SlotTime fet = ad;
+	for (const auto &[t, v] : f) {
+		if (t < env.now) {
+			avail = v;
+			nf.erase(t);
+			continue;
+		}
+		if (t == env.now) {
+			avail = v;
+			continue;
+		}
+		found = true;
+		fet = t;
+		break;
+	}
+	if (!found)
+		fet = ad;
+	na[env.now] = q;
+	SlotTime real = (SlotTime)std::ceil((double)env.now + left / tput(q));
+	SlotTime end = align_to_slot(env.now, real, env.slot);
+	if (fet >= end && job.deadline >= real) {
+		for (const auto &[t, v] : f) {
+			if (t < env.now || t >= end)
+				continue;
+			leg = nf[t];
+			nf[t] -= q;
+		}
+		if (env.now != end)
+			nf[env.now] = avail - q;
+		if (!f.count(end))
+			nf[end] = leg;
+		finish(end, real);
+		return true;
+	}
+	left -= (double)seg(env.now, fet) * tput(q);
+	if (nf.count(env.now))
+		nf[env.now] -= q;
+	else
+		nf[env.now] = leg - na[env.now];
+	event_time = fet;
+	na[fet] = 0;
+	return false;
+}
+
+/* Phase A: the smallest level that meets the deadline, latest first.
+ * RET: true when one did (plan built). */
+bool Planner::minimum_share()
+{
+	int q = next_level(0), lq = 0, llq = 0;
+	SlotTime point = env.now - 1;
+	while (q <= env.cluster && q <= job.max_gpu) {
+		SlotTime period_end = ad;
+		double acc = 0;
+		for (const auto &[k, v] : nf) {
+			if (k >= ad)
+				break;
+			na.emplace(k, 0);
+		}
+		for (auto it = nf.rbegin(); it != nf.rend(); ++it) {
+			SlotTime k = it->first;
+			if (k >= ad)
+				continue;
+			if (k < event_time)
+				break;
+			int a = q;
+			if (it->second < q)
+				a = std::min(q, last_level(1 + it->second));
+			if (a == 0) {
+				period_end = k;
+				continue;
+			}
+			acc += (double)seg(k, period_end) * tput(a);
+			if (acc >= left) {
+				build(q, lq, k);
+				return true;
+			}
+			period_end = k;
+		}
+		llq = lq;
+		lq = q;
+		q = next_level(q);
+		if (q == lq)
+			break;
+	}
+	fallback(lq, llq, point);
+	return false;
+}
+
+/* Build the plan forward: Q from POINT on, LQ before it. */
+void Planner::build(int q, int lq, SlotTime point)
+{
+	bool have = false, done = false;
+	SlotTime lat = 0, end = 0, real = 0;
+	int la = 0;
+	auto pick = [&](SlotTime t) {
+		return std::min(t >= point ? q : lq, last_level(1 + nf[t]));
+	};
+	for (auto it = nf.begin(); it != nf.end(); ++it) {
+		SlotTime t = it->first;
+		if (t > ad)
+			break;
+		if (t < event_time)
+			continue;
+		if (!have) {
+			have = true;
+			lat = t;
+			la = pick(t);
+			continue;
+		}
+		na[lat] = la;
+		nf[lat] -= la;
+		if (la != 0) {
+			double iters = (double)seg(lat, t) * tput(la);
+			if (lat < point || iters < left) {
+				left -= iters;
+			} else {
+				SlotTime rl = (SlotTime)std::ceil(left / tput(la));
+				end = lat + align_to_slot(0, rl, env.slot);
+				real = lat + rl;
+				done = true;
+				break;
+			}
+		}
+		lat = t;
+		la = pick(t);
+	}
+	if (!done) {
+		na[lat] = la;
+		nf[lat] -= la;
+		SlotTime rl = (SlotTime)std::ceil(left / tput(la));
+		real = lat + rl;
+		end = lat + align_to_slot(0, rl, env.slot);
+	}
+	int back = env.cluster;
+	for (const auto &[t, v] : f)
+		if (t >= event_time && t < end)
+			back = v;
+	if (!f.count(end))
+		nf[end] = back;
+	finish(end, real);
+}
+
+/* No level meets the deadline: the largest tried up to it. */
+void Planner::fallback(int lq, int llq, SlotTime point)
+{
+	bool have = false;
+	SlotTime lat = 0;
+	int la = 0;
+	for (auto it = nf.begin(); it != nf.end(); ++it) {
+		SlotTime t = it->first;
+		if (t > ad)
+			break;
+		if (t < event_time)
+			continue;
+		int first = std::min(t >= point ? lq : llq,
+				     last_level(1 + it->second));
+		if (!have) {
+			have = true;
+			lat = t;
+			la = first;
+			continue;
+		}
+		na[lat] = la;
+		nf[lat] -= la;
+		if (la == 0) {
+			lat = t;
+			la = std::min(t >= point ? lq : llq,
+				      last_level(1 + nf[t]));
+			continue;
+		}
+		left -= (double)seg(lat, t) * tput(la);
+		lat = t;
+		la = std::min(lq, last_level(nf[t] + 1));
+	}
+	after_deadline();
+}
+
+/* Past the aligned deadline: whatever is free, then the whole cluster. */
+void Planner::after_deadline()
+{
+	SlotTime lat = std::max(ad, event_time);
+	for (auto it = nf.upper_bound(ad); it != nf.end(); ++it) {
+		SlotTime t = it->first;
+		int q = std::min(last_level(nf[lat] + 1), job.max_gpu);
+		if (q == 0) {
+			na[lat] = 0;
+			lat = t;
+			continue;
+		}
+		na[lat] = q;
+		double iters = (double)(t - lat) * tput(q);
+		if (iters >= left) {
+			SlotTime real = (SlotTime)std::ceil((double)lat +
+							    left / tput(q));
+			SlotTime end = align_to_slot(env.now, real, env.slot);
+			for (auto &[t1, v1] : nf) {
+				if (t1 < ad)
+					continue;
+				if (t1 < end && f.count(t1))
+					leg = f.at(t1);
+				if (t1 >= lat && t1 < end)
+					v1 -= q;
+			}
+			if (lat != end)
+				nf[lat] = leg - q;
+			if (!f.count(end))
+				nf[end] = leg;
+			finish(end, real);
+			return;
+		}
+		left -= iters;
+		for (const auto &[t1, v1] : f)
+			if (t1 < lat)
+				leg = nf[t1];
+		for (auto &[t1, v1] : nf)
+			if (t1 >= lat && t1 < t)
+				v1 -= q;
+		lat = t;
+	}
+	int q = std::min(env.cluster, job.max_gpu);
+	if (assigned >= 0)
+		q = assigned;
+	na[lat] = q;
+	SlotTime real = (SlotTime)std::ceil((double)lat + left / tput(q));
+	SlotTime end = align_to_slot(env.now, real, env.slot);
+	nf[lat] = env.cluster - q;
+	nf[end] = env.cluster;
+	finish(end, real);
+}
+
+} /* namespace */
+
+bool ef_plan(const EfJobView &job, const EfEnv &env, FreeTimeline &timeline,
+	     EfPlan *plan)
+{
+	Planner p(job, env, timeline.keys());
+	p.minimum_share();
+	timeline = merged(p.nf);
+	*plan = std::move(p.plan);
+	return plan->meets;
+}
+
+void ef_plan_assigned(const EfJobView &job, const EfEnv &env, int gpus,
+		      const FreeTimeline &timeline, EfPlan *plan,
+		      FreeTimeline *out)
+{
+	Planner p(job, env, timeline.keys());
+	p.assigned = gpus;
+	if (!p.assigned_first(gpus))
+		p.minimum_share();
+	*out = merged(p.nf);
+	*plan = std::move(p.plan);
+}
+
+double ef_gpu_time(const EfAllocs &alloc, SlotTime end)
+{
+	double t = 0;
+	bool first = true;
+	SlotTime last_t = 0;
+	int last_g = 0;
+	for (const auto &[k, g] : alloc) {
+		if (!first)
+			t += (double)last_g * (double)(k - last_t);
+		first = false;
+		last_t = k;
+		last_g = g;
+	}
+	return t + (double)last_g * (double)(end - last_t);
+}
+
+double ef_needed_gpu_time(const EfJobView &job)
+{
+	double best = std::numeric_limits<double>::infinity();
+	for (int g : job.row->gpus) {
+		if (g > job.max_gpu)
+			break;
+		double v = job.row->at(g);
+		if (std::isfinite(v) && v > 0)
+			best = std::min(best, (double)g * job.iter_left / v);
+	}
+	return best;
+}
+
+double ef_offered_gpu_time(const EfJobView &job, const EfEnv &env,
+			   const FreeTimeline &timeline)
+{
+	const Map &m = timeline.keys();
+	double offer = 0;
+	for (auto it = m.begin(); it != m.end(); ++it) {
+		SlotTime from = std::max(it->first, env.now);
+		auto nx = std::next(it);
+		SlotTime to = nx == m.end() ? job.deadline
+					    : std::min(nx->first, job.deadline);
+		if (to <= from)
+			continue;
+		int g = job.row->last_level(it->second + 1, job.max_gpu);
+		offer += (double)g * (double)(to - from);
+	}
+	return offer;
+}
+
+std::string ef_rejection_reason(const EfJobView &job, const EfEnv &env,
+				const FreeTimeline &before)
+{
+	std::ostringstream s;
+	s.setf(std::ios::fixed);
+	s.precision(0);
+	s << "deadline " << job.deadline << " s (in "
+	  << (job.deadline - env.now) << " s): needs "
+	  << ef_needed_gpu_time(job) << " GPU-s, the cluster can offer "
+	  << ef_offered_gpu_time(job, env, before) << " GPU-s before it";
+	return s.str();
+}
+
+EfAdmission ef_admit(std::vector<EfEntry> &entries,
+		     const std::vector<int> &order, const EfEnv &env,
+		     FreeTimeline &timeline)
+{
+	EfAdmission r;
+	timeline.reset(env.now, env.cluster);
+	for (size_t i = 0; i < order.size(); i++) {
+		EfEntry &e = entries[order[i]];
+		FreeTimeline before = r.ok ? timeline : FreeTimeline();
+		if (ef_plan(e.view, env, timeline, &e.plan) || !r.ok)
+			continue;
+		r.ok = false;
+		r.failed = (int)i;
+		r.reason = ef_rejection_reason(e.view, env, before);
+	}
+	return r;
+}
+
+void ef_marginal(EfEntry &e, const EfEnv &env, int allocatable,
+		 const FreeTimeline &timeline)
+{
+	if (e.next - e.gpus > allocatable || e.next == e.gpus) {
+		e.marginal = -std::numeric_limits<double>::infinity();
+		return;
+	}
+	/* The timeline without this job's own plan. */
+	Map tmp = timeline.keys();
+	SlotTime end = e.plan.end;
+	if (!tmp.count(end)) {
+		int leg = env.cluster;
+		for (const auto &[k, v] : tmp) {
+			if (k >= end)
+				break;
+			leg = v;
+		}
+		tmp[end] = leg;
+	}
+	int last = 0;
+	for (const auto &[a, g] : e.plan.alloc) {
+		if (!tmp.count(a)) {
+			auto it = tmp.upper_bound(a);
+			tmp[a] = it == tmp.begin() ? env.cluster
+						   : std::prev(it)->second;
+		}
+		for (auto it = tmp.lower_bound(a);
+		     it != tmp.end() && it->first < end; ++it)
+			it->second += g - last;
+		last = g;
+	}
+	ef_plan_assigned(e.view, env, e.next, merged(tmp), &e.next_plan,
+			 &e.next_timeline);
+	e.marginal = (ef_gpu_time(e.next_plan.alloc, e.next_plan.end) -
+		      ef_gpu_time(e.plan.alloc, e.plan.end)) /
+		     (double)(e.next - e.gpus);
+	if (e.gpus == 0)
+		e.marginal = std::numeric_limits<double>::infinity();
+}
+
+static void sort_by_marginal(std::vector<EfEntry> &entries,
+			     std::vector<int> &order)
+{
+	std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+		return entries[a].marginal > entries[b].marginal;
+	});
+}
+
+void ef_allocate_leftover(std::vector<EfEntry> &entries,
+			  std::vector<int> &order, const EfEnv &env,
+			  FreeTimeline &timeline,
+			  const std::function<void(int, int)> &adopt)
+{
+	int used = 0;
+	for (int j : order) {
+		EfEntry &e = entries[j];
+		e.next = e.view.row->next_level(e.gpus, e.view.max_gpu);
+		used += e.gpus;
+	}
+	int allocatable = env.cluster - used;
+	if (allocatable <= 0)
+		return;
+	for (int j : order)
+		ef_marginal(entries[j], env, allocatable, timeline);
+	sort_by_marginal(entries, order);
+	bool granted = true;
+	while (allocatable > 0 && granted) {
+		granted = false;
+		for (int j : order) {
+			EfEntry &e = entries[j];
+			if (e.next - e.gpus > allocatable || e.next == e.gpus)
+				continue;
+			int old = e.gpus;
+			timeline = e.next_timeline;
+			e.plan = e.next_plan;
+			e.gpus = e.next;
+			allocatable -= e.gpus - old;
+			granted = true;
+			e.next = e.view.row->next_level(e.gpus, e.view.max_gpu);
+			adopt(j, old);
+			break;
+		}
+		for (int j : order)
+			if (entries[j].next - entries[j].gpus > 0)
+				ef_marginal(entries[j], env, allocatable,
+					    timeline);
+		sort_by_marginal(entries, order);
+	}
+}
+
+} /* namespace tidal */

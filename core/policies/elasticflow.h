@@ -1,0 +1,140 @@
+/*
+ * elasticflow.h - ElasticFlow's deadline planner (ASPLOS'23): the minimum
+ * satisfactory share, admission control, and leftover GPUs by "marginal
+ * return".  Shared by the simulator's elasticflow preset and the plugin.
+ *
+ * A job is a number of iterations left, a deadline and a throughput row
+ * (iterations/s per legal GPU count, core/throughput_table.h).  Jobs are
+ * planned one after another in deadline order against a FreeTimeline that
+ * starts as {now: cluster}:
+ *
+ *   minimum satisfactory share (ef_plan): for q = 1, 2, 4, ... (levels
+ *   <= max_gpu) walk the free timeline *backwards* from the deadline,
+ *   taking min(q, largest level <= free) in every segment, until the
+ *   iterations fit; the segments before that point get the previous level.
+ *   The plan is then built forward, the GPUs are reserved, and they come
+ *   back at the slot-aligned finish.  If no level meets the deadline the
+ *   job gets the largest level it tried up to the deadline and whatever is
+ *   free after it.
+ *
+ *   admission (ef_admit): re-plan every admitted job plus the arrivals in
+ *   deadline order; if any plan misses its deadline the arrivals are
+ *   rejected, with a reason that names the deadline, the GPU-time the job
+ *   needs and the GPU-time the cluster can still offer it.
+ *
+ *   leftover GPUs (ef_marginal, ef_allocate_leftover): the GPUs free now
+ *   go, one level at a time, to the job whose plan *grows the most in
+ *   GPU-seconds per added GPU* (the artifact sorts that value descending:
+ *   the least efficient scaler first; jobs not yet running always first).
+ *
+ * The arithmetic copies the artifact [scheduler.ef_sim_allocation,
+ * get_marginal, allocate_free_gpus] including its quirks (the segment that
+ * ends at the aligned deadline is measured to the true deadline; the
+ * release key takes the free count of the original timeline).
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/free_timeline.h"
+#include "core/throughput_table.h"
+
+namespace tidal {
+
+/* GPUs held from each key until the next one. */
+using EfAllocs = std::map<SlotTime, int>;
+
+struct EfJobView {
+	const ThroughputRow *row = nullptr;
+	int max_gpu = 1;
+	double iter_left = 0; /* > 0 */
+	SlotTime deadline = 0;
+};
+
+struct EfPlan {
+	EfAllocs alloc;       /* merged: equal neighbours dropped */
+	SlotTime end = 0;     /* slot-aligned end (GPUs come back) */
+	SlotTime real_end = 0; /* unaligned finish */
+	bool meets = false;   /* real_end <= deadline */
+};
+
+struct EfEnv {
+	SlotTime now = 0, slot = 240;
+	int cluster = 0;
+};
+
+/* Plan JOB on TIMELINE (replaced by the timeline with the job's GPUs
+ * reserved).  RET: plan.meets. */
+bool ef_plan(const EfJobView &job, const EfEnv &env, FreeTimeline &timeline,
+	     EfPlan *plan);
+
+/* The artifact's assign_gpu variant: exactly GPUS from now to the next key
+ * of TIMELINE, then the minimum share.  *OUT gets the new timeline. */
+void ef_plan_assigned(const EfJobView &job, const EfEnv &env, int gpus,
+		      const FreeTimeline &timeline, EfPlan *plan,
+		      FreeTimeline *out);
+
+/* Sum of GPUs x seconds of ALLOC up to END. */
+double ef_gpu_time(const EfAllocs &alloc, SlotTime end);
+
+/* The GPU-seconds JOB needs at its most efficient level, and the
+ * GPU-seconds TIMELINE can offer it between now and its deadline (per
+ * segment the largest level that fits the free GPUs). */
+double ef_needed_gpu_time(const EfJobView &job);
+double ef_offered_gpu_time(const EfJobView &job, const EfEnv &env,
+			   const FreeTimeline &timeline);
+
+/* One job's state for admission and leftover allocation. */
+struct EfEntry {
+	EfJobView view;
+	int gpus = 0;     /* allocation now */
+	EfPlan plan;      /* current plan */
+	bool running = false;
+	/* scratch for ef_allocate_leftover */
+	int next = 0;
+	double marginal = 0;
+	EfPlan next_plan;
+	FreeTimeline next_timeline;
+};
+
+struct EfAdmission {
+	bool ok = true;
+	int failed = -1;         /* index (into the planned list) that missed */
+	std::string reason;      /* empty when ok */
+};
+
+/* Plan JOBS (indices into ENTRIES, already in deadline order) from a fresh
+ * {now: cluster} timeline, committing each plan.  The first job that misses
+ * its deadline is reported; every job is planned regardless.  ARRIVALS
+ * are the jobs the reason is about (may be empty). */
+EfAdmission ef_admit(std::vector<EfEntry> &entries,
+		     const std::vector<int> &order, const EfEnv &env,
+		     FreeTimeline &timeline);
+
+/* The rejection text for JOB given the timeline left by the jobs before
+ * it: "deadline D s: needs N GPU-s (at G GPUs), the cluster can offer O
+ * GPU-s before it". */
+std::string ef_rejection_reason(const EfJobView &job, const EfEnv &env,
+				const FreeTimeline &before);
+
+/* Marginal GPU-seconds per added GPU of raising ENTRY one level (into
+ * entry.next_plan / next_timeline).  -inf when it cannot grow within
+ * ALLOCATABLE GPUs, +inf (after planning) when it holds no GPUs yet. */
+void ef_marginal(EfEntry &entry, const EfEnv &env, int allocatable,
+		 const FreeTimeline &timeline);
+
+/* Give the GPUs free now away one level at a time.  ORDER holds indices
+ * into ENTRIES (the runnable list; re-sorted in place, stably, by the
+ * marginal, descending).  ADOPT is called for every grant (index, old
+ * GPUs) after the entry took its new plan; TIMELINE is updated. */
+void ef_allocate_leftover(std::vector<EfEntry> &entries,
+			  std::vector<int> &order, const EfEnv &env,
+			  FreeTimeline &timeline,
+			  const std::function<void(int, int)> &adopt);
+
+} /* namespace tidal */
