@@ -36,6 +36,11 @@ WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow=local
 TIDAL_CXXFLAGS := -std=c++20 $(OPT) $(WARN) -fPIC $(SANFLAGS) -I. \
 	$(JSONC_CFLAGS) $(CXXFLAGS)
 TIDAL_LDFLAGS := $(SANFLAGS) $(LDFLAGS)
+# LP/MILP backend for core/solver.h (Themis, Gavel, ...): GLPK when found.
+ifeq ($(HAVE_GLPK),1)
+TIDAL_CXXFLAGS += -DTIDAL_HAVE_GLPK $(GLPK_CFLAGS)
+TIDAL_SOLVER_LIBS := $(GLPK_LIBS)
+endif
 
 .PHONY: all check check-unit check-sim check-fuzz check-emu check-cluster \
 	bench demo install deps clean distclean help fuzz check-build
@@ -83,7 +88,8 @@ $(BUILD)/libtidal-sim.a: $(SIM_OBJ)
 	ar rcs $@ $^
 
 TIDAL_LIBS := -Wl,--whole-archive $(BUILD)/libtidal-sim.a \
-	$(BUILD)/libtidal-core.a -Wl,--no-whole-archive $(JSONC_LIBS)
+	$(BUILD)/libtidal-core.a -Wl,--no-whole-archive $(JSONC_LIBS) \
+	$(TIDAL_SOLVER_LIBS)
 
 $(BUILD)/tidal-sim: $(BUILD)/obj/sim/main.o $(BUILD)/libtidal-sim.a \
 		$(BUILD)/libtidal-core.a

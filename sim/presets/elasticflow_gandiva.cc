@@ -382,9 +382,4 @@ RunResult run_gandiva(Context &ctx, int gpus_per_node)
 	return r.run();
 }
 
-RunResult run_themis(Context &ctx, int)
-{
-	throw InputError(ctx.in->trace_path + ": themis: not yet");
-}
-
 } /* namespace tidal::sim::elasticflow */
