@@ -17,34 +17,33 @@
 
 namespace tidal {
 
-namespace {
-
-using Map = std::map<SlotTime, int>;
-
-FreeTimeline merged(const Map &m)
+void EfTimeline::merge()
 {
-	FreeTimeline t;
+	size_t out = 0;
 	int last = -1;
-	for (const auto &[k, v] : m) {
-		if (v == last)
+	for (size_t i = 0; i < v_.size(); i++) {
+		if (v_[i].second == last)
 			continue;
-		t.set(k, v);
-		last = v;
+		last = v_[i].second;
+		v_[out++] = v_[i];
 	}
-	return t;
+	v_.resize(out);
 }
 
-EfAllocs merged_allocs(const EfAllocs &m)
+namespace {
+
+using Map = EfTimeline;
+
+EfTimeline merged(Map m)
 {
-	EfAllocs out;
-	int last = -1;
-	for (const auto &[k, v] : m) {
-		if (v == last)
-			continue;
-		out[k] = v;
-		last = v;
-	}
-	return out;
+	m.merge();
+	return m;
+}
+
+EfAllocs merged_allocs(EfAllocs m)
+{
+	m.merge();
+	return m;
 }
 
 /* One planning pass; see ef_sim_allocation. */
@@ -316,9 +315,11 @@ void Planner::after_deadline()
 			return;
 		}
 		left -= iters;
-		for (const auto &[t1, v1] : f)
-			if (t1 < lat)
-				leg = nf[t1];
+		for (const auto &[t1, v1] : f) {
+			auto it1 = nf.find(t1);
+			if (t1 < lat && it1 != nf.end())
+				leg = it1->second;
+		}
 		for (auto &[t1, v1] : nf)
 			if (t1 >= lat && t1 < t)
 				v1 -= q;
@@ -337,10 +338,10 @@ void Planner::after_deadline()
 
 } /* namespace */
 
-bool ef_plan(const EfJobView &job, const EfEnv &env, FreeTimeline &timeline,
+bool ef_plan(const EfJobView &job, const EfEnv &env, EfTimeline &timeline,
 	     EfPlan *plan)
 {
-	Planner p(job, env, timeline.keys());
+	Planner p(job, env, timeline);
 	p.minimum_share();
 	timeline = merged(p.nf);
 	*plan = std::move(p.plan);
@@ -348,10 +349,10 @@ bool ef_plan(const EfJobView &job, const EfEnv &env, FreeTimeline &timeline,
 }
 
 void ef_plan_assigned(const EfJobView &job, const EfEnv &env, int gpus,
-		      const FreeTimeline &timeline, EfPlan *plan,
-		      FreeTimeline *out)
+		      const EfTimeline &timeline, EfPlan *plan,
+		      EfTimeline *out)
 {
-	Planner p(job, env, timeline.keys());
+	Planner p(job, env, timeline);
 	p.assigned = gpus;
 	if (!p.assigned_first(gpus))
 		p.minimum_share();
@@ -389,9 +390,9 @@ double ef_needed_gpu_time(const EfJobView &job)
 }
 
 double ef_offered_gpu_time(const EfJobView &job, const EfEnv &env,
-			   const FreeTimeline &timeline)
+			   const EfTimeline &timeline)
 {
-	const Map &m = timeline.keys();
+	const Map &m = timeline;
 	double offer = 0;
 	for (auto it = m.begin(); it != m.end(); ++it) {
 		SlotTime from = std::max(it->first, env.now);
@@ -407,7 +408,7 @@ double ef_offered_gpu_time(const EfJobView &job, const EfEnv &env,
 }
 
 std::string ef_rejection_reason(const EfJobView &job, const EfEnv &env,
-				const FreeTimeline &before)
+				const EfTimeline &before)
 {
 	std::ostringstream s;
 	s.setf(std::ios::fixed);
@@ -421,13 +422,13 @@ std::string ef_rejection_reason(const EfJobView &job, const EfEnv &env,
 
 EfAdmission ef_admit(std::vector<EfEntry> &entries,
 		     const std::vector<int> &order, const EfEnv &env,
-		     FreeTimeline &timeline)
+		     EfTimeline &timeline)
 {
 	EfAdmission r;
 	timeline.reset(env.now, env.cluster);
 	for (size_t i = 0; i < order.size(); i++) {
 		EfEntry &e = entries[order[i]];
-		FreeTimeline before = r.ok ? timeline : FreeTimeline();
+		EfTimeline before = r.ok ? timeline : EfTimeline();
 		if (ef_plan(e.view, env, timeline, &e.plan) || !r.ok)
 			continue;
 		r.ok = false;
@@ -438,14 +439,14 @@ EfAdmission ef_admit(std::vector<EfEntry> &entries,
 }
 
 void ef_marginal(EfEntry &e, const EfEnv &env, int allocatable,
-		 const FreeTimeline &timeline)
+		 const EfTimeline &timeline)
 {
 	if (e.next - e.gpus > allocatable || e.next == e.gpus) {
 		e.marginal = -std::numeric_limits<double>::infinity();
 		return;
 	}
 	/* The timeline without this job's own plan. */
-	Map tmp = timeline.keys();
+	Map tmp = timeline;
 	SlotTime end = e.plan.end;
 	if (!tmp.count(end)) {
 		int leg = env.cluster;
@@ -460,8 +461,9 @@ void ef_marginal(EfEntry &e, const EfEnv &env, int allocatable,
 	for (const auto &[a, g] : e.plan.alloc) {
 		if (!tmp.count(a)) {
 			auto it = tmp.upper_bound(a);
-			tmp[a] = it == tmp.begin() ? env.cluster
-						   : std::prev(it)->second;
+			int v = it == tmp.begin() ? env.cluster
+						  : std::prev(it)->second;
+			tmp[a] = v;
 		}
 		for (auto it = tmp.lower_bound(a);
 		     it != tmp.end() && it->first < end; ++it)
@@ -487,7 +489,7 @@ static void sort_by_marginal(std::vector<EfEntry> &entries,
 
 void ef_allocate_leftover(std::vector<EfEntry> &entries,
 			  std::vector<int> &order, const EfEnv &env,
-			  FreeTimeline &timeline,
+			  EfTimeline &timeline,
 			  const std::function<void(int, int)> &adopt)
 {
 	int used = 0;

@@ -5,7 +5,7 @@
  *
  * A job is a number of iterations left, a deadline and a throughput row
  * (iterations/s per legal GPU count, core/throughput_table.h).  Jobs are
- * planned one after another in deadline order against a FreeTimeline that
+ * planned one after another in deadline order against a EfTimeline that
  * starts as {now: cluster}:
  *
  *   minimum satisfactory share (ef_plan): for q = 1, 2, 4, ... (levels
@@ -36,6 +36,7 @@
  */
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <string>
@@ -46,8 +47,91 @@
 
 namespace tidal {
 
+/*
+ * A free-GPU timeline (or a job's allocations): GPUs from each key until
+ * the next one, keys ascending, kept in a flat sorted vector because the
+ * planner copies and walks it many times per event.  The interface is the
+ * subset of std::map the planner uses.
+ */
+class EfTimeline {
+public:
+	using Item = std::pair<SlotTime, int>;
+	using iterator = std::vector<Item>::iterator;
+	using const_iterator = std::vector<Item>::const_iterator;
+
+	EfTimeline() = default;
+	EfTimeline(SlotTime now, int total) { reset(now, total); }
+
+	void reset(SlotTime now, int total) { v_.assign(1, {now, total}); }
+	iterator begin() { return v_.begin(); }
+	iterator end() { return v_.end(); }
+	const_iterator begin() const { return v_.begin(); }
+	const_iterator end() const { return v_.end(); }
+	auto rbegin() const { return v_.rbegin(); }
+	auto rend() const { return v_.rend(); }
+	size_t size() const { return v_.size(); }
+	bool empty() const { return v_.empty(); }
+
+	const_iterator lower_bound(SlotTime k) const
+	{
+		return std::lower_bound(v_.begin(), v_.end(), k, less);
+	}
+	iterator lower_bound(SlotTime k)
+	{
+		return std::lower_bound(v_.begin(), v_.end(), k, less);
+	}
+	const_iterator upper_bound(SlotTime k) const
+	{
+		return std::upper_bound(v_.begin(), v_.end(), k, greater);
+	}
+	iterator upper_bound(SlotTime k)
+	{
+		return std::upper_bound(v_.begin(), v_.end(), k, greater);
+	}
+	const_iterator find(SlotTime k) const
+	{
+		auto it = lower_bound(k);
+		return it != v_.end() && it->first == k ? it : v_.end();
+	}
+	bool count(SlotTime k) const { return find(k) != v_.end(); }
+	int at(SlotTime k) const { return find(k)->second; }
+	/* The value at K, inserting K (value 0) if absent. */
+	int &operator[](SlotTime k)
+	{
+		auto it = lower_bound(k);
+		if (it == v_.end() || it->first != k)
+			it = v_.insert(it, {k, 0});
+		return it->second;
+	}
+	void emplace(SlotTime k, int v)
+	{
+		auto it = lower_bound(k);
+		if (it == v_.end() || it->first != k)
+			v_.insert(it, {k, v});
+	}
+	void set(SlotTime k, int v) { (*this)[k] = v; }
+	void erase(SlotTime k)
+	{
+		auto it = lower_bound(k);
+		if (it != v_.end() && it->first == k)
+			v_.erase(it);
+	}
+	/* Drop keys whose value equals the previous key's value. */
+	void merge();
+	bool operator==(const EfTimeline &o) const { return v_ == o.v_; }
+	std::map<SlotTime, int> to_map() const
+	{
+		return std::map<SlotTime, int>(v_.begin(), v_.end());
+	}
+
+private:
+	static bool less(const Item &a, SlotTime k) { return a.first < k; }
+	static bool greater(SlotTime k, const Item &a) { return k < a.first; }
+	std::vector<Item> v_;
+};
+
 /* GPUs held from each key until the next one. */
-using EfAllocs = std::map<SlotTime, int>;
+using EfAllocs = EfTimeline;
 
 struct EfJobView {
 	const ThroughputRow *row = nullptr;
@@ -70,14 +154,14 @@ struct EfEnv {
 
 /* Plan JOB on TIMELINE (replaced by the timeline with the job's GPUs
  * reserved).  RET: plan.meets. */
-bool ef_plan(const EfJobView &job, const EfEnv &env, FreeTimeline &timeline,
+bool ef_plan(const EfJobView &job, const EfEnv &env, EfTimeline &timeline,
 	     EfPlan *plan);
 
 /* The artifact's assign_gpu variant: exactly GPUS from now to the next key
  * of TIMELINE, then the minimum share.  *OUT gets the new timeline. */
 void ef_plan_assigned(const EfJobView &job, const EfEnv &env, int gpus,
-		      const FreeTimeline &timeline, EfPlan *plan,
-		      FreeTimeline *out);
+		      const EfTimeline &timeline, EfPlan *plan,
+		      EfTimeline *out);
 
 /* Sum of GPUs x seconds of ALLOC up to END. */
 double ef_gpu_time(const EfAllocs &alloc, SlotTime end);
@@ -87,7 +171,7 @@ double ef_gpu_time(const EfAllocs &alloc, SlotTime end);
  * segment the largest level that fits the free GPUs). */
 double ef_needed_gpu_time(const EfJobView &job);
 double ef_offered_gpu_time(const EfJobView &job, const EfEnv &env,
-			   const FreeTimeline &timeline);
+			   const EfTimeline &timeline);
 
 /* One job's state for admission and leftover allocation. */
 struct EfEntry {
@@ -99,7 +183,7 @@ struct EfEntry {
 	int next = 0;
 	double marginal = 0;
 	EfPlan next_plan;
-	FreeTimeline next_timeline;
+	EfTimeline next_timeline;
 };
 
 struct EfAdmission {
@@ -114,19 +198,19 @@ struct EfAdmission {
  * are the jobs the reason is about (may be empty). */
 EfAdmission ef_admit(std::vector<EfEntry> &entries,
 		     const std::vector<int> &order, const EfEnv &env,
-		     FreeTimeline &timeline);
+		     EfTimeline &timeline);
 
 /* The rejection text for JOB given the timeline left by the jobs before
  * it: "deadline D s: needs N GPU-s (at G GPUs), the cluster can offer O
  * GPU-s before it". */
 std::string ef_rejection_reason(const EfJobView &job, const EfEnv &env,
-				const FreeTimeline &before);
+				const EfTimeline &before);
 
 /* Marginal GPU-seconds per added GPU of raising ENTRY one level (into
  * entry.next_plan / next_timeline).  -inf when it cannot grow within
  * ALLOCATABLE GPUs, +inf (after planning) when it holds no GPUs yet. */
 void ef_marginal(EfEntry &entry, const EfEnv &env, int allocatable,
-		 const FreeTimeline &timeline);
+		 const EfTimeline &timeline);
 
 /* Give the GPUs free now away one level at a time.  ORDER holds indices
  * into ENTRIES (the runnable list; re-sorted in place, stably, by the
@@ -134,7 +218,7 @@ void ef_marginal(EfEntry &entry, const EfEnv &env, int allocatable,
  * GPUs) after the entry took its new plan; TIMELINE is updated. */
 void ef_allocate_leftover(std::vector<EfEntry> &entries,
 			  std::vector<int> &order, const EfEnv &env,
-			  FreeTimeline &timeline,
+			  EfTimeline &timeline,
 			  const std::function<void(int, int)> &adopt);
 
 } /* namespace tidal */

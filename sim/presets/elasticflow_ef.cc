@@ -46,7 +46,7 @@ struct EfRun {
 	EventList events;
 	std::vector<int> pending, runnable, running;
 	std::vector<EfEntry> entries;
-	FreeTimeline timeline;
+	EfTimeline timeline;
 	std::set<std::pair<int, int>> cache; /* (first rank, GPUs) seen */
 	long schedule_count = 0;
 	SlotTime first_scale = kMaxSize;
@@ -180,7 +180,7 @@ void EfRun::decline(int j, const std::string &reason)
 /* Admission of the event's arrivals (all or nothing).  RET: admitted. */
 bool EfRun::admit(const std::vector<int> &starts)
 {
-	FreeTimeline saved = timeline;
+	EfTimeline saved = timeline;
 	std::vector<int> list = runnable;
 	list.insert(list.end(), starts.begin(), starts.end());
 	std::stable_sort(list.begin(), list.end(), [&](int a, int b) {

@@ -40,13 +40,13 @@ static const EfEnv kEnv = {0, 10, 4};
 static void test_minimum_share(void **)
 {
 	ThroughputRow r = linear();
-	FreeTimeline f(0, 4);
+	EfTimeline f(0, 4);
 	EfPlan p;
 	assert_true(ef_plan({&r, 4, 100, 60}, kEnv, f, &p));
-	assert_true(p.alloc == M({{0, 2}}));
+	assert_true(p.alloc.to_map() == M({{0, 2}}));
 	assert_int_equal(p.end, 50);
 	assert_int_equal(p.real_end, 50);
-	assert_true(f.keys() == M({{0, 2}, {50, 4}}));
+	assert_true(f.to_map() == M({{0, 2}, {50, 4}}));
 }
 
 /* A deadline no level can meet: the largest level tried up to the
@@ -54,7 +54,7 @@ static void test_minimum_share(void **)
 static void test_no_level_meets(void **)
 {
 	ThroughputRow r = linear();
-	FreeTimeline f(0, 4);
+	EfTimeline f(0, 4);
 	EfPlan p;
 	assert_false(ef_plan({&r, 4, 1000, 100}, kEnv, f, &p));
 	/* 4 GPUs x 100 s = 400 iterations, 600 left at 4/s: 150 s more. */
@@ -77,7 +77,7 @@ static void test_admission(void **)
 {
 	ThroughputRow r = linear();
 	std::vector<EfEntry> es = {entry(&r, 100, 60), entry(&r, 1000, 100)};
-	FreeTimeline f;
+	EfTimeline f;
 	EfAdmission ok = ef_admit(es, {0}, kEnv, f);
 	assert_true(ok.ok);
 	assert_true(ok.reason.empty());
@@ -97,7 +97,7 @@ static void test_leftover(void **)
 {
 	ThroughputRow r = linear();
 	std::vector<EfEntry> es = {entry(&r, 100, 60)};
-	FreeTimeline f;
+	EfTimeline f;
 	ef_admit(es, {0}, kEnv, f);
 	es[0].gpus = es[0].plan.alloc.at(0);
 	std::vector<int> order = {0};
@@ -111,14 +111,14 @@ static void test_leftover(void **)
 	assert_int_equal(es[0].gpus, 4);
 	assert_int_equal(es[0].plan.end, 30);
 	assert_int_equal(es[0].plan.real_end, 25);
-	assert_true(f.keys() == M({{0, 0}, {30, 4}}));
+	assert_true(f.to_map() == M({{0, 0}, {30, 4}}));
 }
 
 static void test_marginal_value(void **)
 {
 	ThroughputRow r = linear();
 	std::vector<EfEntry> es = {entry(&r, 100, 60)};
-	FreeTimeline f;
+	EfTimeline f;
 	ef_admit(es, {0}, kEnv, f);
 	es[0].gpus = 2;
 	es[0].next = 4;
@@ -131,8 +131,13 @@ static void test_marginal_value(void **)
 
 static void test_gpu_time(void **)
 {
-	assert_true(ef_gpu_time(M({{0, 2}, {10, 4}}), 30) == 20 + 80);
-	assert_true(ef_gpu_time(M({{5, 1}}), 5) == 0);
+	EfAllocs a;
+	a.set(0, 2);
+	a.set(10, 4);
+	assert_true(ef_gpu_time(a, 30) == 20 + 80);
+	EfAllocs b;
+	b.set(5, 1);
+	assert_true(ef_gpu_time(b, 5) == 0);
 }
 
 /* Two 8-GPU nodes: two 4-GPU jobs share node 0 (buddies), an 8-GPU job
