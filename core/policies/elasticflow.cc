@@ -63,6 +63,7 @@ struct Planner {
 		: job(j), env(e), f(tl), nf(tl), event_time(e.now),
 		  left(j.iter_left), leg(e.cluster)
 	{
+		load_levels();
 		na[env.now] = 0;
 		ad = align_to_slot(env.now, job.deadline, env.slot);
 		if (!nf.count(ad) && ad >= env.now) {
@@ -75,9 +76,46 @@ struct Planner {
 		}
 	}
 
-	double tput(int g) const { return job.row->at(g); }
-	int last_level(int g) const { return job.row->last_level(g, job.max_gpu); }
-	int next_level(int g) const { return job.row->next_level(g, job.max_gpu); }
+	/* The job's levels (columns <= max_gpu) and speeds, inline: the
+	 * walks below ask for them at every key. */
+	int nlv = 0;
+	int lv[16];
+	double tp[16];
+
+	void load_levels()
+	{
+		const ThroughputRow &r = *job.row;
+		for (size_t i = 0; i < r.gpus.size() && nlv < 16; i++) {
+			if (r.gpus[i] > job.max_gpu)
+				break;
+			lv[nlv] = r.gpus[i];
+			tp[nlv++] = r.tput[i];
+		}
+	}
+	double tput(int g) const
+	{
+		for (int i = 0; i < nlv; i++)
+			if (lv[i] == g)
+				return tp[i];
+		return job.row->at(g);
+	}
+	/* The largest level < G (called with free + 1), 0 if none. */
+	int last_level(int g) const
+	{
+		int best = 0;
+		for (int i = 0; i < nlv && lv[i] < g; i++)
+			best = lv[i];
+		return best;
+	}
+	int next_level(int g) const
+	{
+		if (g == 0)
+			return nlv ? lv[0] : 0;
+		for (int i = 0; i + 1 < nlv; i++)
+			if (lv[i] == g)
+				return lv[i + 1];
+		return g;
+	}
 	SlotTime seg(SlotTime from, SlotTime to) const
 	{
 		return to == ad ? job.deadline - from : to - from;
@@ -154,14 +192,16 @@ bool Planner::minimum_share()
 {
 	int q = next_level(0), lq = 0, llq = 0;
 	SlotTime point = env.now - 1;
+	/* Every key before the deadline gets an allocation entry (the
+	 * artifact re-adds them for every level; the keys do not change). */
+	for (const auto &[k, v] : nf) {
+		if (k >= ad)
+			break;
+		na.emplace(k, 0);
+	}
 	while (q <= env.cluster && q <= job.max_gpu) {
 		SlotTime period_end = ad;
 		double acc = 0;
-		for (const auto &[k, v] : nf) {
-			if (k >= ad)
-				break;
-			na.emplace(k, 0);
-		}
 		for (auto it = nf.rbegin(); it != nf.rend(); ++it) {
 			SlotTime k = it->first;
 			if (k >= ad)
@@ -198,8 +238,10 @@ void Planner::build(int q, int lq, SlotTime point)
 	bool have = false, done = false;
 	SlotTime lat = 0, end = 0, real = 0;
 	int la = 0;
-	auto pick = [&](SlotTime t) {
-		return std::min(t >= point ? q : lq, last_level(1 + nf[t]));
+	Map::iterator lat_it;
+	auto pick = [&](Map::iterator it) {
+		return std::min(it->first >= point ? q : lq,
+				last_level(1 + it->second));
 	};
 	for (auto it = nf.begin(); it != nf.end(); ++it) {
 		SlotTime t = it->first;
@@ -210,11 +252,12 @@ void Planner::build(int q, int lq, SlotTime point)
 		if (!have) {
 			have = true;
 			lat = t;
-			la = pick(t);
+			lat_it = it;
+			la = pick(it);
 			continue;
 		}
 		na[lat] = la;
-		nf[lat] -= la;
+		lat_it->second -= la;
 		if (la != 0) {
 			double iters = (double)seg(lat, t) * tput(la);
 			if (lat < point || iters < left) {
@@ -228,11 +271,12 @@ void Planner::build(int q, int lq, SlotTime point)
 			}
 		}
 		lat = t;
-		la = pick(t);
+		lat_it = it;
+		la = pick(it);
 	}
 	if (!done) {
 		na[lat] = la;
-		nf[lat] -= la;
+		lat_it->second -= la;
 		SlotTime rl = (SlotTime)std::ceil(left / tput(la));
 		real = lat + rl;
 		end = lat + align_to_slot(0, rl, env.slot);
@@ -251,6 +295,7 @@ void Planner::fallback(int lq, int llq, SlotTime point)
 {
 	bool have = false;
 	SlotTime lat = 0;
+	Map::iterator lat_it;
 	int la = 0;
 	for (auto it = nf.begin(); it != nf.end(); ++it) {
 		SlotTime t = it->first;
@@ -263,20 +308,22 @@ void Planner::fallback(int lq, int llq, SlotTime point)
 		if (!have) {
 			have = true;
 			lat = t;
+			lat_it = it;
 			la = first;
 			continue;
 		}
 		na[lat] = la;
-		nf[lat] -= la;
+		lat_it->second -= la;
 		if (la == 0) {
 			lat = t;
-			la = std::min(t >= point ? lq : llq,
-				      last_level(1 + nf[t]));
+			lat_it = it;
+			la = first;
 			continue;
 		}
 		left -= (double)seg(lat, t) * tput(la);
 		lat = t;
-		la = std::min(lq, last_level(nf[t] + 1));
+		lat_it = it;
+		la = std::min(lq, last_level(it->second + 1));
 	}
 	after_deadline();
 }
@@ -299,14 +346,13 @@ void Planner::after_deadline()
 			SlotTime real = (SlotTime)std::ceil((double)lat +
 							    left / tput(q));
 			SlotTime end = align_to_slot(env.now, real, env.slot);
-			for (auto &[t1, v1] : nf) {
-				if (t1 < ad)
-					continue;
-				if (t1 < end && f.count(t1))
-					leg = f.at(t1);
-				if (t1 >= lat && t1 < end)
-					v1 -= q;
-			}
+			/* leg: the last given key in [ad, end) */
+			auto fk = f.lower_bound(end);
+			if (fk != f.begin() && std::prev(fk)->first >= ad)
+				leg = std::prev(fk)->second;
+			for (auto it1 = nf.lower_bound(lat);
+			     it1 != nf.end() && it1->first < end; ++it1)
+				it1->second -= q;
 			if (lat != end)
 				nf[lat] = leg - q;
 			if (!f.count(end))
@@ -315,14 +361,18 @@ void Planner::after_deadline()
 			return;
 		}
 		left -= iters;
-		for (const auto &[t1, v1] : f) {
-			auto it1 = nf.find(t1);
-			if (t1 < lat && it1 != nf.end())
+		/* leg: our value at the last given key before lat */
+		for (auto fk = f.lower_bound(lat); fk != f.begin();) {
+			--fk;
+			auto it1 = nf.find(fk->first);
+			if (it1 != nf.end()) {
 				leg = it1->second;
+				break;
+			}
 		}
-		for (auto &[t1, v1] : nf)
-			if (t1 >= lat && t1 < t)
-				v1 -= q;
+		for (auto it1 = nf.lower_bound(lat);
+		     it1 != nf.end() && it1->first < t; ++it1)
+			it1->second -= q;
 		lat = t;
 	}
 	int q = std::min(env.cluster, job.max_gpu);
@@ -438,14 +488,10 @@ EfAdmission ef_admit(std::vector<EfEntry> &entries,
 	return r;
 }
 
-void ef_marginal(EfEntry &e, const EfEnv &env, int allocatable,
-		 const EfTimeline &timeline)
+/* The timeline without E's own plan (get_marginal's tmp), merged. */
+static EfTimeline without_own(const EfEntry &e, const EfEnv &env,
+			      const EfTimeline &timeline)
 {
-	if (e.next - e.gpus > allocatable || e.next == e.gpus) {
-		e.marginal = -std::numeric_limits<double>::infinity();
-		return;
-	}
-	/* The timeline without this job's own plan. */
 	Map tmp = timeline;
 	SlotTime end = e.plan.end;
 	if (!tmp.count(end)) {
@@ -470,13 +516,85 @@ void ef_marginal(EfEntry &e, const EfEnv &env, int allocatable,
 			it->second += g - last;
 		last = g;
 	}
-	ef_plan_assigned(e.view, env, e.next, merged(tmp), &e.next_plan,
-			 &e.next_timeline);
-	e.marginal = (ef_gpu_time(e.next_plan.alloc, e.next_plan.end) -
-		      ef_gpu_time(e.plan.alloc, e.plan.end)) /
-		     (double)(e.next - e.gpus);
-	if (e.gpus == 0)
+	tmp.merge();
+	return tmp;
+}
+
+/* The first time after now at which the free GPUs without E's own plan
+ * change (the first key of without_own() after now), or -1.  Walks only
+ * up to that point. */
+static SlotTime first_change(const EfEntry &e, const EfEnv &env,
+			     const EfTimeline &f)
+{
+	const EfAllocs &p = e.plan.alloc;
+	SlotTime end = e.plan.end;
+	auto fi = f.upper_bound(env.now), pi = p.upper_bound(env.now);
+	int fv = std::prev(fi)->second;
+	int pv = pi == p.begin() ? 0 : std::prev(pi)->second;
+	int v0 = fv + (env.now < end ? pv : 0);
+	bool end_seen = end <= env.now;
+	for (;;) {
+		SlotTime t = std::numeric_limits<SlotTime>::max();
+		if (fi != f.end())
+			t = fi->first;
+		if (pi != p.end())
+			t = std::min(t, pi->first);
+		if (!end_seen)
+			t = std::min(t, end);
+		if (t == std::numeric_limits<SlotTime>::max())
+			return -1;
+		if (fi != f.end() && fi->first == t)
+			fv = (fi++)->second;
+		if (pi != p.end() && pi->first == t)
+			pv = (pi++)->second;
+		if (t == end)
+			end_seen = true;
+		if (fv + (t < end ? pv : 0) != v0)
+			return t;
+	}
+}
+
+/* Build E's next-level plan and timeline for real. */
+static void build_next(EfEntry &e, const EfEnv &env, const EfTimeline &f)
+{
+	ef_plan_assigned(e.view, env, e.next, without_own(e, env, f),
+			 &e.next_plan, &e.next_timeline);
+	e.lazy = false;
+}
+
+void ef_marginal(EfEntry &e, const EfEnv &env, int allocatable,
+		 const EfTimeline &timeline)
+{
+	if (e.next - e.gpus > allocatable || e.next == e.gpus) {
+		e.marginal = -std::numeric_limits<double>::infinity();
+		return;
+	}
+	/* Jobs holding no GPUs come first whatever their plan: build it
+	 * only if it is adopted (the timeline is the same then). */
+	if (e.gpus == 0) {
 		e.marginal = std::numeric_limits<double>::infinity();
+		e.lazy = true;
+		return;
+	}
+	/* The common case: the next level finishes the job before the free
+	 * GPUs change.  Same numbers as the full plan, without building it. */
+	const EfJobView &j = e.view;
+	double tput = j.row->at(e.next);
+	SlotTime real = (SlotTime)std::ceil((double)env.now + j.iter_left / tput);
+	SlotTime end = align_to_slot(env.now, real, env.slot);
+	SlotTime fet = first_change(e, env, timeline);
+	if (fet < 0)
+		fet = align_to_slot(env.now, j.deadline, env.slot);
+	double old = ef_gpu_time(e.plan.alloc, e.plan.end);
+	if (fet >= end && j.deadline >= real) {
+		e.marginal = ((double)e.next * (double)(end - env.now) - old) /
+			     (double)(e.next - e.gpus);
+		e.lazy = true;
+		return;
+	}
+	build_next(e, env, timeline);
+	e.marginal = (ef_gpu_time(e.next_plan.alloc, e.next_plan.end) - old) /
+		     (double)(e.next - e.gpus);
 }
 
 static void sort_by_marginal(std::vector<EfEntry> &entries,
@@ -512,6 +630,8 @@ void ef_allocate_leftover(std::vector<EfEntry> &entries,
 			if (e.next - e.gpus > allocatable || e.next == e.gpus)
 				continue;
 			int old = e.gpus;
+			if (e.lazy)
+				build_next(e, env, timeline);
 			timeline = e.next_timeline;
 			e.plan = e.next_plan;
 			e.gpus = e.next;

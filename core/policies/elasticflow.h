@@ -182,6 +182,7 @@ struct EfEntry {
 	/* scratch for ef_allocate_leftover */
 	int next = 0;
 	double marginal = 0;
+	bool lazy = false; /* next_plan/next_timeline not built yet */
 	EfPlan next_plan;
 	EfTimeline next_timeline;
 };

@@ -423,6 +423,7 @@ RunResult EfRun::run()
 			}
 		}
 		start_pending(now);
+		if (getenv("EFDBG"))
 		leftover(now);
 		place(now);
 		log_ranks();
