@@ -423,7 +423,6 @@ RunResult EfRun::run()
 			}
 		}
 		start_pending(now);
-		if (getenv("EFDBG"))
 		leftover(now);
 		place(now);
 		log_ranks();
