@@ -199,28 +199,36 @@ bool Planner::minimum_share()
 			break;
 		na.emplace(k, 0);
 	}
+	/* The segments [event_time, ad) latest first, with the largest level
+	 * their free GPUs allow: the same for every level tried. */
+	struct Seg {
+		SlotTime k;
+		int ll;
+	};
+	thread_local std::vector<Seg> segs;
+	segs.clear();
+	for (auto it = nf.rbegin(); it != nf.rend(); ++it) {
+		if (it->first >= ad)
+			continue;
+		if (it->first < event_time)
+			break;
+		segs.push_back({it->first, last_level(1 + it->second)});
+	}
 	while (q <= env.cluster && q <= job.max_gpu) {
 		SlotTime period_end = ad;
 		double acc = 0;
-		for (auto it = nf.rbegin(); it != nf.rend(); ++it) {
-			SlotTime k = it->first;
-			if (k >= ad)
-				continue;
-			if (k < event_time)
-				break;
-			int a = q;
-			if (it->second < q)
-				a = std::min(q, last_level(1 + it->second));
+		for (const Seg &sg : segs) {
+			int a = std::min(q, sg.ll);
 			if (a == 0) {
-				period_end = k;
+				period_end = sg.k;
 				continue;
 			}
-			acc += (double)seg(k, period_end) * tput(a);
+			acc += (double)seg(sg.k, period_end) * tput(a);
 			if (acc >= left) {
-				build(q, lq, k);
+				build(q, lq, sg.k);
 				return true;
 			}
-			period_end = k;
+			period_end = sg.k;
 		}
 		llq = lq;
 		lq = q;
