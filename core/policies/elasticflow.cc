@@ -51,18 +51,32 @@ struct Planner {
 	const EfJobView &job;
 	const EfEnv &env;
 	const Map &f; /* the timeline given */
-	Map nf;       /* the one being built */
-	EfAllocs na;  /* new allocations */
+	Map &nf;      /* the one being built (scratch storage) */
+	EfAllocs &na; /* new allocations (scratch storage) */
 	SlotTime event_time, ad;
 	double left;
 	int leg;      /* the artifact's last_event_gpu, carried along */
 	int assigned = -1;
 	EfPlan plan;
 
-	Planner(const EfJobView &j, const EfEnv &e, const Map &tl)
-		: job(j), env(e), f(tl), nf(tl), event_time(e.now),
-		  left(j.iter_left), leg(e.cluster)
+	static Map &scratch_nf()
 	{
+		thread_local Map m;
+		return m;
+	}
+	static EfAllocs &scratch_na()
+	{
+		thread_local EfAllocs m;
+		return m;
+	}
+
+	/* One Planner at a time per thread: it works in scratch storage. */
+	Planner(const EfJobView &j, const EfEnv &e, const Map &tl)
+		: job(j), env(e), f(tl), nf(scratch_nf()), na(scratch_na()),
+		  event_time(e.now), left(j.iter_left), leg(e.cluster)
+	{
+		nf.copy_from(tl);
+		na.clear();
 		load_levels();
 		na[env.now] = 0;
 		ad = align_to_slot(env.now, job.deadline, env.slot);
@@ -414,7 +428,8 @@ void ef_plan_assigned(const EfJobView &job, const EfEnv &env, int gpus,
 	p.assigned = gpus;
 	if (!p.assigned_first(gpus))
 		p.minimum_share();
-	*out = merged(p.nf);
+	if (out)
+		*out = merged(p.nf);
 	*plan = std::move(p.plan);
 }
 
@@ -600,7 +615,10 @@ void ef_marginal(EfEntry &e, const EfEnv &env, int allocatable,
 		e.lazy = true;
 		return;
 	}
-	build_next(e, env, timeline);
+	/* The plan only: the timeline is built if the job is picked. */
+	ef_plan_assigned(e.view, env, e.next, without_own(e, env, timeline),
+			 &e.next_plan, nullptr);
+	e.lazy = true;
 	e.marginal = (ef_gpu_time(e.next_plan.alloc, e.next_plan.end) - old) /
 		     (double)(e.next - e.gpus);
 }

@@ -110,6 +110,9 @@ public:
 			v_.insert(it, {k, v});
 	}
 	void set(SlotTime k, int v) { (*this)[k] = v; }
+	/* Become a copy of O, reusing this one's storage. */
+	void copy_from(const EfTimeline &o) { v_.assign(o.v_.begin(), o.v_.end()); }
+	void clear() { v_.clear(); }
 	void erase(SlotTime k)
 	{
 		auto it = lower_bound(k);
@@ -158,7 +161,8 @@ bool ef_plan(const EfJobView &job, const EfEnv &env, EfTimeline &timeline,
 	     EfPlan *plan);
 
 /* The artifact's assign_gpu variant: exactly GPUS from now to the next key
- * of TIMELINE, then the minimum share.  *OUT gets the new timeline. */
+ * of TIMELINE, then the minimum share.  *OUT (if not null) gets the new
+ * timeline. */
 void ef_plan_assigned(const EfJobView &job, const EfEnv &env, int gpus,
 		      const EfTimeline &timeline, EfPlan *plan,
 		      EfTimeline *out);
