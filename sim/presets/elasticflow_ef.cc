@@ -382,7 +382,10 @@ bool EfRun::event_accessctrl(SlotTime now, int ei)
 	bool admitted = !ev.start_jobs.empty() && admit(ev.start_jobs);
 	if (!admitted)
 		plan_all(runnable, ev.start_jobs.empty());
-	replan(now, true);
+	/* The artifact re-plans the same jobs in the same deadline order on a
+	 * fresh timeline here: the plans and the timeline are the ones just
+	 * made, so only the bookkeeping is redone. */
+	replan(now, false);
 	return true;
 }
 
