@@ -10,8 +10,14 @@
  */
 #include <array>
 
+#include <cstdio>
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
+
 #include "core/buddy_placement.h"
 #include "core/policies/elasticflow.h"
+#include "core/policy.h"
 
 #include "tests/unit/unit.h"
 
@@ -171,6 +177,61 @@ static void test_buddy(void **)
 	assert_false(b.placed(2));
 }
 
+static Job pending_job(JobId id, double iters, double deadline)
+{
+	Job j;
+	j.id = id;
+	j.name = "job" + std::to_string(id);
+	j.model = "m";
+	j.batch = 8;
+	j.gpus = 4;
+	j.min_gpus = 1;
+	j.max_gpus = 4;
+	j.iterations = iters;
+	j.remaining = iters;
+	j.deadline = deadline;
+	j.state = JobState::Pending;
+	return j;
+}
+
+/* The registered policy on the admission case above: A starts (its
+ * minimum share 2 plus the 2 left over), B is rejected and says why. */
+static void test_policy_rejects(void **)
+{
+	namespace fs = std::filesystem;
+	fs::path dir = fs::temp_directory_path() /
+		       ("tidal-ef-" + std::to_string(::getpid()));
+	fs::create_directories(dir);
+	std::ofstream(dir / "m.csv") << "global_batch_size,1,2,4\n8,1,2,4\n";
+	Params params;
+	params.set("ElasticFlow.Profiles", dir.string());
+	params.set("ElasticFlow.Slot", "10");
+	std::string err;
+	auto pol = make_policy("elasticflow", params, &err);
+	assert_non_null(pol.get());
+	Cluster c;
+	Node n;
+	n.name = "n0";
+	n.gpus = 4;
+	c.nodes.push_back(n);
+	Job a = pending_job(1, 100, 60), b = pending_job(2, 1000, 100);
+	Snapshot snap;
+	snap.cluster = &c;
+	snap.jobs = {&a, &b};
+	Plan plan = pol->decide(snap);
+	const Decision *da = plan.find(1), *db = plan.find(2);
+	assert_non_null(da);
+	assert_non_null(db);
+	assert_int_equal((int)da->action, (int)Action::Start);
+	assert_int_equal(da->gpus, 4);
+	assert_int_equal((int)db->action, (int)Action::Reject);
+	assert_string_equal(db->reason.c_str(),
+			    "deadline cannot be met: deadline 100 s (in 100 s): "
+			    "needs 1000 GPU-s, the cluster can offer 300 GPU-s "
+			    "before it");
+	fs::remove_all(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -181,6 +242,7 @@ int main(void)
 		cmocka_unit_test(test_marginal_value),
 		cmocka_unit_test(test_gpu_time),
 		cmocka_unit_test(test_buddy),
+		cmocka_unit_test(test_policy_rejects),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
