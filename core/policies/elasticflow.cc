@@ -501,13 +501,21 @@ EfAdmission ef_admit(std::vector<EfEntry> &entries,
 	timeline.reset(env.now, env.cluster);
 	for (size_t i = 0; i < order.size(); i++) {
 		EfEntry &e = entries[order[i]];
-		EfTimeline before = r.ok ? timeline : EfTimeline();
 		if (ef_plan(e.view, env, timeline, &e.plan) || !r.ok)
 			continue;
 		r.ok = false;
 		r.failed = (int)i;
-		r.reason = ef_rejection_reason(e.view, env, before);
 	}
+	if (r.ok)
+		return r;
+	/* The reason needs the timeline the failed job saw: plan the jobs
+	 * before it again (deterministic, and only when one fails). */
+	EfTimeline before(env.now, env.cluster);
+	EfPlan scratch;
+	for (int i = 0; i < r.failed; i++)
+		ef_plan(entries[order[i]].view, env, before, &scratch);
+	r.reason = ef_rejection_reason(entries[order[r.failed]].view, env,
+				       before);
 	return r;
 }
 
