@@ -197,17 +197,18 @@ struct EfAdmission {
 	std::string reason;      /* empty when ok */
 };
 
-/* Plan JOBS (indices into ENTRIES, already in deadline order) from a fresh
- * {now: cluster} timeline, committing each plan.  The first job that misses
- * its deadline is reported; every job is planned regardless.  ARRIVALS
- * are the jobs the reason is about (may be empty). */
+/* Plan ORDER (indices into ENTRIES, already in deadline order) on
+ * TIMELINE reset to {now: cluster}, committing each plan to its entry.
+ * The first job that misses its deadline is reported with the reason (see
+ * ef_rejection_reason); every job is planned regardless, as the artifact
+ * does. */
 EfAdmission ef_admit(std::vector<EfEntry> &entries,
 		     const std::vector<int> &order, const EfEnv &env,
 		     EfTimeline &timeline);
 
 /* The rejection text for JOB given the timeline left by the jobs before
- * it: "deadline D s: needs N GPU-s (at G GPUs), the cluster can offer O
- * GPU-s before it". */
+ * it: "deadline D s (in S s): needs N GPU-s, the cluster can offer O GPU-s
+ * before it" (N: ef_needed_gpu_time, O: ef_offered_gpu_time). */
 std::string ef_rejection_reason(const EfJobView &job, const EfEnv &env,
 				const EfTimeline &before);
 
