@@ -182,7 +182,6 @@ struct EfEntry {
 	EfJobView view;
 	int gpus = 0;     /* allocation now */
 	EfPlan plan;      /* current plan */
-	bool running = false;
 	/* scratch for ef_allocate_leftover */
 	int next = 0;
 	double marginal = 0;
