@@ -36,6 +36,9 @@ WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow=local
 TIDAL_CXXFLAGS := -std=c++20 $(OPT) $(WARN) -fPIC $(SANFLAGS) -I. \
 	$(JSONC_CFLAGS) $(CXXFLAGS)
 TIDAL_LDFLAGS := $(SANFLAGS) $(LDFLAGS)
+# LP/MILP backend for core/solver.h and core/lp_glpk.h (Themis, Gavel,
+# Shockwave): GLPK, which scripts/deps.sh always installs.
+TIDAL_CXXFLAGS += -DTIDAL_HAVE_GLPK $(GLPK_CFLAGS)
 
 .PHONY: all check check-unit check-sim check-fuzz check-emu check-cluster \
 	bench demo install deps clean distclean help fuzz check-build

@@ -12,8 +12,17 @@
  *                          value doubles as the restart period counted in
  *                          scheduling events.
  *
- * Policies: edf (elastic EDF, no admission: elasticflow_edf.cc) and
- * tiresias (ElasticFlow's dlas-gpu: elasticflow_tiresias.cc).
+ *   ElasticFlow.GpuType   A100 or T4: ElasticFlow's max_gpu rules for
+ *                          elasticflow (default: T4 if the profiles
+ *                          path names it, else A100).
+ *
+ * Policies (the artifact's names in brackets):
+ *   elasticflow [ef-accessctrl], elasticflow-noadmit [ef]
+ *                                         elasticflow_ef.cc
+ *   edf, edf-admit [edf-accessctrl]       elasticflow_edf.cc
+ *   tiresias [dlas-gpu]                   elasticflow_tiresias.cc
+ *   gandiva                               elasticflow_gandiva.cc
+ *   themis                                elasticflow_themis.cc
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -71,6 +80,12 @@ void EventList::add_end(std::vector<EfJob> &jobs, int j)
 		ev.push_back({jobs[j].end_time, {}, {j}});
 	else if (!list_has(ev[i].end_jobs, j))
 		ev[i].end_jobs.push_back(j);
+}
+
+void EventList::add_scale(SlotTime t)
+{
+	if (find(t) < 0)
+		ev.push_back({t, {}, {}});
 }
 
 void EventList::change_end(std::vector<EfJob> &jobs, int j)
@@ -153,6 +168,8 @@ RunResult Context::finish(const std::string &policy)
 	if (!result.jobs.empty()) {
 		double first = INFINITY, last = -INFINITY;
 		for (const JobResult &r : result.jobs) {
+			if (r.rejected)
+				continue;
 			first = std::min(first, r.submit);
 			last = std::max(last, r.end);
 		}
@@ -184,6 +201,14 @@ Context make_context(const SimInput &in, const ThroughputTable &table,
 	ctx.in = &in;
 	ctx.slot = params.get_long("ElasticFlow.Slot", 240, 1, 86400);
 	ctx.cluster_gpus = in.cluster.total_gpus();
+	ctx.nodes = (int)in.cluster.nodes.size();
+	ctx.gpus_per_node = in.cluster.max_gpus_per_node();
+	std::string gpu = params.get_choice(
+		"ElasticFlow.GpuType",
+		in.profiles_path.find("T4") != std::string::npos ? "T4"
+								 : "A100",
+		{"A100", "T4"});
+	bool t4 = lower(gpu) == "t4";
 	ctx.progress = progress;
 	for (const Job &j : in.trace.jobs) {
 		EfJob e;
@@ -196,6 +221,8 @@ Context make_context(const SimInput &in, const ThroughputTable &table,
 					    std::to_string(j.batch) + " in " +
 					    in.profiles_path);
 		e.max_gpu = listed_max_gpu(*e.row, j.batch);
+		e.ef_max_gpu = ef_max_gpu(j.model, j.batch, t4);
+		e.best_effort = j.best_effort;
 		e.submit = whole_seconds(in, j, j.submit, "submit_time");
 		e.ddl = j.has_deadline()
 				? whole_seconds(in, j, j.deadline, "ddl")
@@ -252,12 +279,25 @@ public:
 	{
 		Context ctx = make_context(in, table_, params, progress);
 		std::string p = lower(policy);
+		int gpn = ctx.gpus_per_node;
+		if (p == "elasticflow" || p == "ef-accessctrl")
+			return run_ef(ctx, true, gpn);
+		if (p == "elasticflow-noadmit" || p == "ef")
+			return run_ef(ctx, false, gpn);
 		if (p == "edf")
-			return run_edf(ctx);
+			return run_edf(ctx, false);
+		if (p == "edf-admit" || p == "edf-accessctrl")
+			return run_edf(ctx, true);
 		if (p == "tiresias")
 			return run_tiresias(ctx, params);
+		if (p == "gandiva")
+			return run_gandiva(ctx, gpn);
+		if (p == "themis")
+			return run_themis(ctx, gpn);
 		throw InputError("the elasticflow preset has no policy '" +
-				 policy + "' (known: edf, tiresias)");
+				 policy + "' (known: elasticflow, "
+				 "elasticflow-noadmit, edf, edf-admit, "
+				 "tiresias, gandiva, themis)");
 	}
 	MetricRules metric_rules() const override
 	{

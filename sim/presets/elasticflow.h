@@ -44,6 +44,12 @@ struct EfJob {
 	SlotTime end_time = 0;  /* planned end (ElasticFlow's end_time) */
 	SlotTime old_end_time = 0;
 	double overhead = 0;
+	/* ef / ef-accessctrl only */
+	int ef_max_gpu = 1;     /* models.get_max_gpu rule */
+	SlotTime real_end = 0;  /* planned unaligned finish */
+	bool in_cache = false;  /* placement seen before (cheap restart) */
+	bool best_effort = false;
+	std::string reject_reason;
 };
 
 struct Event {
@@ -66,6 +72,8 @@ public:
 	/* Start events at each distinct submit time, in job-table order. */
 	void add_starts(const std::vector<EfJob> &jobs);
 	void add_end(std::vector<EfJob> &jobs, int j);
+	/* An empty event at T unless one exists (a planned scale-up). */
+	void add_scale(SlotTime t);
 	/* Move job J's end from old_end_time to end_time (no-op if equal). */
 	void change_end(std::vector<EfJob> &jobs, int j);
 	void sort();
@@ -80,6 +88,7 @@ struct Context {
 	const SimInput *in = nullptr;
 	SlotTime slot = 240;
 	int cluster_gpus = 0;
+	int nodes = 0, gpus_per_node = 0;
 	std::vector<EfJob> jobs;
 	long accepted = 0, declined = 0;
 	RunResult result;
@@ -102,7 +111,13 @@ Context make_context(const SimInput &in, const ThroughputTable &table,
 void list_remove(std::vector<int> &l, int v);
 bool list_has(const std::vector<int> &l, int v);
 
-RunResult run_edf(Context &ctx);
+RunResult run_edf(Context &ctx, bool admission);
+RunResult run_ef(Context &ctx, bool admission, int gpus_per_node);
+RunResult run_gandiva(Context &ctx, int gpus_per_node);
+RunResult run_themis(Context &ctx, int gpus_per_node);
+
+/* ElasticFlow's get_max_gpu for ef / ef-accessctrl (A100 or T4 rules). */
+int ef_max_gpu(const std::string &model, int batch, bool t4);
 RunResult run_tiresias(Context &ctx, const Params &params);
 
 } /* namespace tidal::sim::elasticflow */

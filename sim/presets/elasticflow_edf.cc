@@ -21,7 +21,9 @@
  */
 #include <algorithm>
 #include <cmath>
+#include <set>
 
+#include "core/buddy_placement.h"
 #include "core/policies/edf_elastic.h"
 #include "sim/csv.h"
 #include "sim/presets/elasticflow.h"
@@ -42,9 +44,20 @@ struct EdfRun {
 	void advance(SlotTime diff, SlotTime now);
 	void advance_one(int j, SlotTime diff, SlotTime now);
 	void complete(const std::vector<int> &ends);
-	void plan(std::vector<int> &order, SlotTime now);
+	bool plan(std::vector<int> &order, SlotTime now);
 	void apply(SlotTime now);
 	RunResult run();
+
+	/* edf-accessctrl */
+	BuddyCluster *buddy = nullptr;
+	std::set<std::pair<int, int>> cache;
+	long schedule_count = 0;
+	void adopt(int j, SlotTime now);
+	void admit(const std::vector<int> &starts, SlotTime now, bool *any);
+	void replan_admitted(SlotTime now);
+	void place_and_log(const std::vector<int> &order);
+	void charge_overheads();
+	RunResult run_admit();
 };
 
 /* jobs.run_all_jobs: progress over the last TIME_DIFF seconds. */
@@ -97,8 +110,9 @@ void EdfRun::complete(const std::vector<int> &ends)
 
 /* EDF_estimate_all_jobs: ORDER is sorted by deadline (stably, in place)
  * and planned on a fresh timeline. */
-void EdfRun::plan(std::vector<int> &order, SlotTime now)
+bool EdfRun::plan(std::vector<int> &order, SlotTime now)
 {
+	bool ok = true;
 	std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
 		return job(a).ddl < job(b).ddl;
 	});
@@ -108,7 +122,9 @@ void EdfRun::plan(std::vector<int> &order, SlotTime now)
 		ElasticJobView v{e.row, e.max_gpu, e.iter_left, e.ddl};
 		plans[j] = edf_plan_job(v, now, ctx.slot, ctx.cluster_gpus,
 					free);
+		ok = ok && plans[j].meets_deadline;
 	}
+	return ok;
 }
 
 /* Adopt the plans: GPUs now, planned end, starts. */
@@ -193,13 +209,179 @@ void check_levels(const Context &ctx)
 		}
 }
 
+/* Take job J's last plan: GPUs now and (later, by the caller) its end. */
+void EdfRun::adopt(int j, SlotTime now)
+{
+	(void)now;
+	job(j).num_gpu = plans[j].gpus_now;
+}
+
+/* Each arrival alone against the admitted jobs [edf-accessctrl]. */
+void EdfRun::admit(const std::vector<int> &starts, SlotTime now, bool *any)
+{
+	for (int s : starts) {
+		std::vector<int> trial = runnable;
+		trial.push_back(s);
+		if (!plan(trial, now)) {
+			job(s).status = Status::Done;
+			ctx.declined++;
+			JobResult r;
+			r.id = job(s).job->id;
+			r.name = job(s).job->name;
+			r.gpus = job(s).job->gpus;
+			r.submit = (Time)job(s).submit;
+			r.deadline = job(s).job->deadline;
+			r.rejected = true;
+			ctx.result.jobs.push_back(r);
+			continue;
+		}
+		job(s).status = Status::Pending;
+		pending.push_back(s);
+		runnable.push_back(s);
+		*any = true;
+		for (int j : running) {
+			adopt(j, now);
+			job(j).old_end_time = job(j).end_time;
+			job(j).end_time = plans[j].end;
+			events.change_end(ctx.jobs, j);
+		}
+		std::vector<int> starting;
+		for (int j : pending) {
+			adopt(j, now);
+			job(j).old_end_time = job(j).end_time;
+			job(j).end_time = plans[j].end;
+			if (job(j).num_gpu > 0)
+				starting.push_back(j);
+		}
+		for (int j : starting) {
+			job(j).status = Status::Running;
+			job(j).start = now;
+			list_remove(pending, j);
+			running.push_back(j);
+			ctx.accepted++;
+			events.add_end(ctx.jobs, j);
+		}
+	}
+}
+
+/* No arrival admitted: re-plan and adopt (a job with no GPUs now keeps
+ * its old end). */
+void EdfRun::replan_admitted(SlotTime now)
+{
+	plan(runnable, now);
+	for (int j : runnable) {
+		EfJob &e = job(j);
+		adopt(j, now);
+		if (e.num_gpu <= 0)
+			continue;
+		if (e.status == Status::Pending) {
+			e.status = Status::Running;
+			e.start = now;
+			list_remove(pending, j);
+			running.push_back(j);
+			ctx.accepted++;
+			events.add_end(ctx.jobs, j);
+		}
+		e.end_time = plans[j].end;
+		events.change_end(ctx.jobs, j);
+	}
+}
+
+void EdfRun::place_and_log(const std::vector<int> &order)
+{
+	int busy = 0;
+	for (int j : order)
+		if (job(j).num_gpu > 0) {
+			if (!buddy->place(j, job(j).num_gpu))
+				throw InputError("edf-admit: placement failed");
+			busy += job(j).num_gpu;
+		}
+	buddy->for_each_rank([&](int j, int first, int gpus) {
+		job(j).in_cache = !cache.insert({first, gpus}).second;
+	});
+	(void)busy;
+}
+
+void EdfRun::charge_overheads()
+{
+	bool restart = schedule_count > 0 && schedule_count % ctx.slot == 0;
+	schedule_count++;
+	if (restart)
+		cache.clear();
+	for (int j : running) {
+		EfJob &e = job(j);
+		if (e.num_gpu <= 0) {
+			e.overhead = 0;
+			continue;
+		}
+		e.overhead = elastic_overhead(e.num_gpu, restart, e.in_cache,
+					      ctx.cluster_gpus);
+		e.old_end_time = e.end_time;
+		e.end_time += (SlotTime)e.overhead;
+		events.change_end(ctx.jobs, j);
+	}
+}
+
+RunResult EdfRun::run_admit()
+{
+	BuddyCluster b(ctx.cluster_gpus / ctx.gpus_per_node,
+		       ctx.gpus_per_node);
+	buddy = &b;
+	events.add_starts(ctx.jobs);
+	SlotTime now = events.ev[0].time, diff = 0;
+	while (!events.empty() || !pending.empty()) {
+		if (events.empty())
+			break; /* the artifact would crash here */
+		advance(diff, now);
+		for (int j : runnable) {
+			job(j).old_end_time = job(j).end_time;
+			if (b.placed(j))
+				b.release(j, job(j).num_gpu);
+		}
+		Event ev = events.ev[0];
+		for (int j : ev.end_jobs) {
+			EfJob &e = job(j);
+			list_remove(running, j);
+			list_remove(runnable, j);
+			e.status = Status::Done;
+			ctx.complete(j);
+			if (e.end_time > e.ddl) {
+				ctx.declined++;
+				ctx.accepted--;
+			}
+		}
+		bool any = false;
+		admit(ev.start_jobs, ev.time, &any);
+		if (!any)
+			replan_admitted(ev.time);
+		place_and_log(runnable);
+		int busy = 0;
+		for (int j : running)
+			busy += job(j).num_gpu;
+		ctx.sample(ev.time, busy);
+		ctx.result.decisions++;
+		ctx.result.events++;
+		events.ev.erase(events.ev.begin());
+		if (events.empty()) {
+			diff = 10;
+			continue;
+		}
+		events.sort();
+		charge_overheads();
+		SlotTime next = events.coalesce(now, ctx.slot, true);
+		diff = next - now;
+		now = next;
+	}
+	return ctx.finish("edf-admit");
+}
+
 } /* namespace */
 
-RunResult run_edf(Context &ctx)
+RunResult run_edf(Context &ctx, bool admission)
 {
 	check_levels(ctx);
 	EdfRun r(ctx);
-	return r.run();
+	return admission ? r.run_admit() : r.run();
 }
 
 } /* namespace tidal::sim::elasticflow */
