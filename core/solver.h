@@ -9,10 +9,11 @@
  *   subject to            lo_i <= sum_j a_ij x_j <= hi_i
  *                         lo_j <= x_j <= hi_j,  x_j integer if asked
  *
- * Infinite bounds (+-HUGE_VAL) mean "free".  solve_lp() picks the backend
- * (GLPK's simplex, or branch-and-cut when a column is integer); without a
- * backend it reports that plainly.  Results are deterministic: the same
- * problem gives the same answer.
+ * Infinite bounds (+-HUGE_VAL) mean "free".  solve_lp() runs GLPK (simplex,
+ * or branch-and-cut when a column is integer) through LinearProgram
+ * (lp_glpk.h), the one GLPK layer; LpProblem is the plain-data form of a
+ * problem for callers that build it up first.  Results are deterministic:
+ * the same problem gives the same answer.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -22,6 +23,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "core/lp_glpk.h"
 
 namespace tidal {
 
@@ -53,24 +56,15 @@ public:
 	std::vector<Row> rows;
 };
 
-enum class LpStatus : std::uint8_t {
-	Optimal,
-	Infeasible,
-	Unbounded,
-	Failed,      /* the backend gave up (numerics, limits) */
-	NoBackend,   /* built without a solver */
-};
-const char *lp_status_name(LpStatus s);
-
 struct LpResult {
-	LpStatus status = LpStatus::Failed;
+	LpStatus status = LpStatus::NoSolution;
 	double objective = 0;
 	std::vector<double> x; /* one per column when Optimal */
 	bool ok() const { return status == LpStatus::Optimal; }
 };
 
 /* Solve P.  Never throws; failures are in the status. */
-LpResult solve_lp(const LpProblem &p);
+LpResult solve_lp(const LpProblem &p, const LpOptions &opt = {});
 
 /* The backend's name ("glpk <version>" or "none"). */
 std::string lp_backend();
