@@ -11,6 +11,9 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "core/placement.h"
+#include "sim/csv.h"
+
 namespace tidal::sim {
 
 static constexpr Time kNever = std::numeric_limits<Time>::infinity();
@@ -35,7 +38,8 @@ class Replayer {
 public:
 	Replayer(const SimInput &in, Policy &policy, const ReplayHooks &hooks,
 		 const Progress &progress)
-		: in_(in), policy_(policy), hooks_(hooks), progress_(progress)
+		: in_(in), policy_(policy), hooks_(hooks), progress_(progress),
+		  free_(in.cluster)
 	{
 		jobs_ = in.trace.jobs;
 		for (Job &j : jobs_) {
@@ -50,6 +54,10 @@ public:
 				 });
 		result_.policy = policy.name();
 		result_.total_gpus = in.cluster.total_gpus();
+		snap_.cluster = &in_.cluster;
+		snap_.want_reasons = false;
+		snap_.changes_only = true;
+		snap_.free = &free_;
 	}
 
 	RunResult run();
@@ -68,10 +76,14 @@ private:
 	void advance(Time to);
 	void complete(Time now);
 	void decide(Time now);
+	void apply(const Plan &plan, Time now);
+	void release(Job &j);
 	void predict(Live &l, Time now);
 	Time next_event() const;
 	void record_util(Time now);
 	void finish(Job &j, Time now);
+	/* Remove the jobs in STATE from active_ and the snapshot. */
+	void drop(JobState state);
 
 	const SimInput &in_;
 	Policy &policy_;
@@ -82,6 +94,12 @@ private:
 	std::vector<size_t> arrival_order_;
 	size_t next_arrival_ = 0;
 	std::vector<Live> active_; /* arrival order; preempted stay in place */
+	/* The policy's view, kept from event to event: snap_.jobs[i] is
+	 * active_[i].job, free_ the GPUs the running jobs leave. */
+	Snapshot snap_;
+	FreeMap free_;
+	/* Scratch for apply(): decisions that change a job, by slot. */
+	std::vector<std::size_t> changed_, slot_;
 	std::uint64_t seq_ = 0;
 	Time now_ = 0;
 	Time wake_ = kNever;
@@ -120,12 +138,28 @@ void Replayer::advance(Time to)
 	now_ = to;
 }
 
+void Replayer::drop(JobState state)
+{
+	std::erase_if(active_,
+		      [&](const Live &l) { return l.job->state == state; });
+	std::erase_if(snap_.jobs,
+		      [&](const Job *j) { return j->state == state; });
+}
+
+/* Give back J's GPUs. */
+void Replayer::release(Job &j)
+{
+	free_.release(j.placement);
+	busy_ -= j.alloc;
+	j.alloc = 0;
+	j.placement.clear();
+}
+
 void Replayer::finish(Job &j, Time now)
 {
 	j.state = JobState::Done;
 	j.end = now;
 	j.remaining = 0;
-	busy_ -= j.alloc;
 	JobResult r;
 	r.id = j.id;
 	r.name = j.name;
@@ -138,8 +172,7 @@ void Replayer::finish(Job &j, Time now)
 	r.preemptions = j.preemptions;
 	r.deadline = j.deadline;
 	result_.jobs.push_back(r);
-	j.alloc = 0;
-	j.placement.clear();
+	release(j);
 	done_++;
 }
 
@@ -154,9 +187,7 @@ void Replayer::complete(Time now)
 			any = true;
 		}
 	if (any)
-		std::erase_if(active_, [](const Live &l) {
-			return l.job->state == JobState::Done;
-		});
+		drop(JobState::Done);
 }
 
 void Replayer::record_util(Time now)
@@ -171,35 +202,57 @@ void Replayer::record_util(Time now)
 
 void Replayer::decide(Time now)
 {
-	Snapshot snap;
-	snap.cluster = &in_.cluster;
-	snap.now = now;
-	snap.want_reasons = false;
-	snap.jobs.reserve(active_.size());
-	for (const Live &l : active_)
-		snap.jobs.push_back(l.job);
-	Plan plan = policy_.decide(snap);
+	snap_.now = now;
+	Plan plan = policy_.decide(snap_);
 	result_.decisions++;
-	std::unordered_map<JobId, const Decision *> by_job;
-	by_job.reserve(plan.decisions.size());
-	for (const Decision &d : plan.decisions)
-		by_job.emplace(d.job, &d);
-	auto find = [&](JobId id) -> const Decision * {
-		auto it = by_job.find(id);
-		return it == by_job.end() ? nullptr : it->second;
-	};
 	wake_ = plan.wake_at > now ? plan.wake_at : kNever;
+	apply(plan, now);
+	for (Live &l : active_)
+		predict(l, now);
+	record_util(now);
+}
 
-	/* Apply: releases first so starts see the freed GPUs. */
-	for (Live &l : active_) {
+/* Apply PLAN in the order of active_ (arrival order): releases first, so
+ * starts see the freed GPUs.  A job without a decision is unchanged. */
+void Replayer::apply(const Plan &plan, Time now)
+{
+	const std::vector<Decision> &ds = plan.decisions;
+	std::unordered_map<JobId, std::size_t> slot_of; /* policies without slots */
+	changed_.clear();
+	slot_.resize(ds.size());
+	for (std::size_t k = 0; k < ds.size(); k++) {
+		std::ptrdiff_t s = ds[k].slot;
+		if (s < 0 || s >= (std::ptrdiff_t)snap_.jobs.size() ||
+		    snap_.jobs[s]->id != ds[k].job) {
+			if (slot_of.empty())
+				for (std::size_t i = 0; i < snap_.jobs.size(); i++)
+					slot_of.emplace(snap_.jobs[i]->id, i);
+			auto it = slot_of.find(ds[k].job);
+			if (it == slot_of.end())
+				continue;
+			s = (std::ptrdiff_t)it->second;
+		}
+		changed_.push_back(k);
+		slot_[k] = (std::size_t)s;
+	}
+	/* By slot; the first decision for a job wins. */
+	std::stable_sort(changed_.begin(), changed_.end(),
+			 [&](std::size_t a, std::size_t b) {
+				 return slot_[a] < slot_[b];
+			 });
+	changed_.erase(std::unique(changed_.begin(), changed_.end(),
+				   [&](std::size_t a, std::size_t b) {
+					   return slot_[a] == slot_[b];
+				   }),
+		       changed_.end());
+
+	bool rejected = false;
+	for (std::size_t k : changed_) {
+		const Decision &d = ds[k];
+		Live &l = active_[slot_[k]];
 		Job &j = *l.job;
-		const Decision *d = find(j.id);
-		if (!d)
-			continue;
-		if (d->action == Action::Preempt && j.state == JobState::Running) {
-			busy_ -= j.alloc;
-			j.alloc = 0;
-			j.placement.clear();
+		if (d.action == Action::Preempt && j.state == JobState::Running) {
+			release(j);
 			j.state = JobState::Pending;
 			j.preemptions++;
 			j.seq = seq_++;
@@ -207,7 +260,9 @@ void Replayer::decide(Time now)
 			l.speed = 0;
 			if (hooks_.on_preempt)
 				hooks_.on_preempt(j);
-		} else if (d->action == Action::Reject) {
+		} else if (d.action == Action::Reject) {
+			if (j.state == JobState::Running)
+				release(j);
 			j.state = JobState::Rejected;
 			JobResult r;
 			r.id = j.id;
@@ -218,32 +273,37 @@ void Replayer::decide(Time now)
 			r.rejected = true;
 			result_.jobs.push_back(r);
 			done_++;
+			rejected = true;
+		} else if ((d.action == Action::Start ||
+			    d.action == Action::Resize) &&
+			   j.state == JobState::Running) {
+			free_.release(j.placement);
 		}
 	}
-	for (Live &l : active_) {
+	for (std::size_t k : changed_) {
+		const Decision &d = ds[k];
+		Live &l = active_[slot_[k]];
 		Job &j = *l.job;
-		const Decision *d = find(j.id);
-		if (!d || j.state == JobState::Rejected)
+		if (j.state == JobState::Rejected ||
+		    (d.action != Action::Start && d.action != Action::Resize))
 			continue;
-		if (d->action == Action::Start || d->action == Action::Resize) {
-			busy_ += d->gpus - j.alloc;
-			bool changed = j.alloc != d->gpus ||
-				       j.state != JobState::Running;
-			j.alloc = d->gpus;
-			j.placement = d->placement;
-			if (j.state != JobState::Running && j.start < 0)
-				j.start = now;
-			j.state = JobState::Running;
-			l.speed = speed(j, j.alloc);
-			if (changed)
-				l.owed = overhead(j, j.alloc);
-		}
-		predict(l, now);
+		if (!free_.take(d.placement))
+			throw InputError("policy " + policy_.name() + ": job " +
+					 std::to_string(j.id) +
+					 " placed on GPUs that are not free");
+		busy_ += d.gpus - j.alloc;
+		bool changed = j.alloc != d.gpus || j.state != JobState::Running;
+		j.alloc = d.gpus;
+		j.placement = d.placement;
+		if (j.state != JobState::Running && j.start < 0)
+			j.start = now;
+		j.state = JobState::Running;
+		l.speed = speed(j, j.alloc);
+		if (changed)
+			l.owed = overhead(j, j.alloc);
 	}
-	std::erase_if(active_, [](const Live &l) {
-		return l.job->state == JobState::Rejected;
-	});
-	record_util(now);
+	if (rejected)
+		drop(JobState::Rejected);
 }
 
 Time Replayer::next_event() const
@@ -290,6 +350,7 @@ RunResult Replayer::run()
 				result_.jobs.push_back(r);
 			}
 			active_.clear();
+			snap_.jobs.clear();
 			break;
 		}
 		advance(t);
@@ -300,6 +361,7 @@ RunResult Replayer::run()
 			j.state = JobState::Pending;
 			j.seq = seq_++;
 			active_.push_back({&j});
+			snap_.jobs.push_back(&j);
 		}
 		result_.events++;
 		bool boundary = hooks_.period <= 0 ||
