@@ -45,13 +45,13 @@ static std::string fmt_fit(int need, int free_now)
 Plan QueuePolicy::decide(const Snapshot &snap)
 {
 	Plan plan;
-	bool done = false;
-	if (snap.changes_only && snap.free &&
-	    opt_.discipline != Discipline::Quota && !opt_.replace)
-		done = opt_.preemptive ? decide_behind(snap, plan)
-				       : decide_pending(snap, plan);
-	if (!done)
+	if (!snap.changes_only || !snap.free ||
+	    opt_.discipline == Discipline::Quota || opt_.replace)
 		decide_all(snap, plan);
+	else if (opt_.preemptive)
+		decide_behind(snap, plan);
+	else
+		decide_pending(snap, plan);
 	plan.wake_at = wake_at(snap);
 	return plan;
 }

@@ -23,9 +23,9 @@
  * A replay asks at every event, mostly with one new job or none pending.
  * With Snapshot::changes_only and Snapshot::free, decide() answers from the
  * replay's free map and looks at pending jobs (and, when preemptive, at the
- * running jobs ranked behind them) instead of rebuilding everything; it
- * falls back to the full walk whenever the short one could differ, so the
- * plan is the same either way (queue_policy_changes.cc).
+ * running jobs ranked behind them) instead of rebuilding everything; the
+ * plan is the full walk's less its Keep and Hold decisions
+ * (queue_policy_changes.cc).
  *
  * Parameters (Key=Value, prefix = policy name):
  *
@@ -95,10 +95,14 @@ protected:
 private:
 	/* The full walk over every job. */
 	void decide_all(const Snapshot &snap, Plan &plan);
-	/* The short walks (queue_policy_changes.cc).  RET: false if the
-	 * plan needs the full walk (PLAN is then left empty). */
-	bool decide_pending(const Snapshot &snap, Plan &plan);
-	bool decide_behind(const Snapshot &snap, Plan &plan);
+	/* The short walks (queue_policy_changes.cc). */
+	void decide_pending(const Snapshot &snap, Plan &plan);
+	void decide_behind(const Snapshot &snap, Plan &plan);
+	/* (pending jobs ranked before it, slot) of a running job */
+	using Behind = std::vector<std::pair<std::size_t, std::size_t>>;
+	void take_back(const Snapshot &snap, FreeMap &free,
+		       Behind::iterator first, Behind::iterator last,
+		       Plan &plan);
 	/* Sort SLOTS (indices into snap.jobs, ascending) by ranks_[slot],
 	 * stably. */
 	void sort_by_rank(std::vector<std::size_t> &slots) const;
@@ -108,7 +112,7 @@ private:
 	/* Scratch reused across calls (no state: each call overwrites it). */
 	std::vector<Rank> ranks_;
 	std::vector<std::size_t> pending_;
-	std::vector<std::pair<std::size_t, std::size_t>> behind_;
+	Behind behind_;
 };
 
 } /* namespace tidal */

@@ -21,9 +21,9 @@
  *                   Walk the pending jobs in rank order; after each, the
  *                   behind jobs ranked before the next pending job take
  *                   their GPUs back.  If every one of them can, their order
- *                   among themselves does not matter and the plan is the
- *                   full walk's; if one cannot, it would move or be
- *                   preempted: give up and let the full walk decide.
+ *                   among themselves does not matter; if one cannot, those
+ *                   few are walked in rank order as in the full walk
+ *                   (moved elsewhere, or preempted).
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -49,7 +49,7 @@ static void start(Plan &plan, const Job &j, std::size_t slot, Placement p)
 	d.placement = std::move(p);
 }
 
-bool QueuePolicy::decide_pending(const Snapshot &snap, Plan &plan)
+void QueuePolicy::decide_pending(const Snapshot &snap, Plan &plan)
 {
 	const std::vector<const Job *> &jobs = snap.jobs;
 	pending_.clear();
@@ -57,7 +57,7 @@ bool QueuePolicy::decide_pending(const Snapshot &snap, Plan &plan)
 		if (jobs[s]->state != JobState::Running)
 			pending_.push_back(s);
 	if (pending_.empty())
-		return true;
+		return;
 	ranks_.resize(jobs.size());
 	for (std::size_t s : pending_)
 		ranks_[s] = rank(*jobs[s], snap);
@@ -74,10 +74,9 @@ bool QueuePolicy::decide_pending(const Snapshot &snap, Plan &plan)
 		if (free.free_total() == 0)
 			break; /* the rest cannot fit */
 	}
-	return true;
 }
 
-bool QueuePolicy::decide_behind(const Snapshot &snap, Plan &plan)
+void QueuePolicy::decide_behind(const Snapshot &snap, Plan &plan)
 {
 	const std::vector<const Job *> &jobs = snap.jobs;
 	ranks_.resize(jobs.size());
@@ -88,7 +87,7 @@ bool QueuePolicy::decide_behind(const Snapshot &snap, Plan &plan)
 			pending_.push_back(s);
 	}
 	if (pending_.empty())
-		return true;
+		return;
 	sort_by_rank(pending_);
 
 	/* Full-walk position: rank, then snapshot order (the sort is
@@ -128,13 +127,46 @@ bool QueuePolicy::decide_behind(const Snapshot &snap, Plan &plan)
 			else if (opt_.discipline == Discipline::Block)
 				blocked = true;
 		}
-		for (; next != behind_.end() && next->first == k; ++next)
-			if (!free.take(jobs[next->second]->placement)) {
-				plan.decisions.clear();
-				return false;
-			}
+		auto last = next;
+		while (last != behind_.end() && last->first == k)
+			++last;
+		take_back(snap, free, next, last, plan);
+		next = last;
 	}
-	return true;
+}
+
+/* The behind jobs in [FIRST, LAST), all ranked between the same two
+ * pending jobs, take their GPUs back from FREE.  If all can, the order
+ * does not matter; if one cannot, undo and walk them in rank order as the
+ * full walk does, moving or preempting those that do not fit. */
+void QueuePolicy::take_back(const Snapshot &snap, FreeMap &free,
+			    Behind::iterator first, Behind::iterator last,
+			    Plan &plan)
+{
+	const std::vector<const Job *> &jobs = snap.jobs;
+	auto it = first;
+	while (it != last && free.take(jobs[it->second]->placement))
+		++it;
+	if (it == last)
+		return;
+	for (auto u = first; u != it; ++u)
+		free.release(jobs[u->second]->placement);
+	std::stable_sort(first, last, [&](const auto &a, const auto &b) {
+		return ranks_[a.second] < ranks_[b.second];
+	});
+	for (it = first; it != last; ++it) {
+		const Job &r = *jobs[it->second];
+		if (free.take(r.placement))
+			continue;
+		std::optional<Placement> p = free.place(r.gpus, opt_.placement);
+		if (p && *p == r.placement)
+			continue;
+		Decision &d = plan.add(r.id, p ? Action::Resize : Action::Preempt,
+				       r.gpus, std::string());
+		d.slot = (std::ptrdiff_t)it->second;
+		if (p)
+			d.placement = std::move(*p);
+	}
 }
 
 } /* namespace tidal */

@@ -79,10 +79,9 @@ static void test_fifo_starts_only(void **)
 	assert_same_changes(*make("fifo"), snapshot(c, jobs, 3), map);
 }
 
-/* Tiresias on 1 x 4 GPUs: job 1 (level 1, 2 GPUs on GPUs it holds) runs;
- * job 2 (level 0, 4 GPUs) arrives.  Job 2 ranks first and takes the whole
- * node, so job 1 cannot take its GPUs back: the short walk gives up and
- * the full walk preempts job 1. */
+/* Tiresias on 1 x 4 GPUs: job 1 (level 1, 2 GPUs) runs; job 2 (level 0,
+ * 4 GPUs) arrives.  Job 2 ranks first and takes the whole node, so job 1
+ * cannot take its GPUs back and is preempted. */
 static void test_tiresias_preempts_behind(void **)
 {
 	Cluster c = cluster(1, 4);
