@@ -23,6 +23,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <queue>
 #include <unordered_map>
@@ -54,10 +55,42 @@ struct Live {
 	Time finish = kNever;  /* predicted completion */
 };
 
+/* An active job: the policy sees the Job, the replay also the Live.
+ * Active jobs live in a pool of reused slots, so the few thousand the
+ * policy walks at each event sit close together in memory rather than
+ * spread over the whole trace. */
+struct Active : Job {
+	Live live;
+	std::uint64_t gen = 0; /* arrivals into this slot, for stale entries */
+};
+
 struct Due {
 	Time t;
-	std::size_t job;
+	Active *job;
+	std::uint64_t gen;
 	bool operator>(const Due &o) const { return t > o.t; }
+};
+
+class Pool {
+public:
+	Active *get()
+	{
+		if (free_.empty()) {
+			if (used_ % kChunk == 0)
+				chunks_.push_back(std::make_unique<Active[]>(kChunk));
+			free_.push_back(&chunks_.back()[used_++ % kChunk]);
+		}
+		Active *a = free_.back();
+		free_.pop_back();
+		return a;
+	}
+	void put(Active *a) { free_.push_back(a); }
+
+private:
+	static constexpr std::size_t kChunk = 256;
+	std::vector<std::unique_ptr<Active[]>> chunks_;
+	std::vector<Active *> free_;
+	std::size_t used_ = 0;
 };
 
 class Replayer {
@@ -65,14 +98,8 @@ public:
 	Replayer(const SimInput &in, Policy &policy, const ReplayHooks &hooks,
 		 const Progress &progress)
 		: in_(in), policy_(policy), hooks_(hooks), progress_(progress),
-		  free_(in.cluster)
+		  jobs_(in.trace.jobs), free_(in.cluster)
 	{
-		jobs_ = in.trace.jobs;
-		for (Job &j : jobs_) {
-			j.state = JobState::Future;
-			j.remaining = j.iterations;
-		}
-		live_.resize(jobs_.size());
 		arrival_order_.resize(jobs_.size());
 		std::iota(arrival_order_.begin(), arrival_order_.end(), 0);
 		std::stable_sort(arrival_order_.begin(), arrival_order_.end(),
@@ -100,8 +127,11 @@ private:
 		return hooks_.restart_overhead ? hooks_.restart_overhead(j, gpus)
 					       : 0;
 	}
-	std::size_t index(const Job &j) const { return &j - jobs_.data(); }
-	Live &live(const Job &j) { return live_[index(j)]; }
+	static Active &active(const Job &j)
+	{
+		return static_cast<Active &>(const_cast<Job &>(j));
+	}
+	static Live &live(const Job &j) { return active(j).live; }
 	void sync(Job &j, Time now);
 	void rebase(Job &j, Time now);
 	void start(Job &j, const Decision &d, Time now);
@@ -116,14 +146,19 @@ private:
 	void finish(Job &j, Time now);
 	void reject(Job &j);
 	void drop(const Job &j);
+	static bool current(const Due &d)
+	{
+		return d.job->gen == d.gen && d.job->state == JobState::Running &&
+		       d.job->live.finish == d.t;
+	}
 
 	const SimInput &in_;
 	Policy &policy_;
 	const ReplayHooks &hooks_;
 	const Progress &progress_;
 
-	std::vector<Job> jobs_;
-	std::vector<Live> live_; /* by index in jobs_ */
+	const std::vector<Job> &jobs_; /* the trace */
+	Pool pool_;
 	std::vector<size_t> arrival_order_;
 	size_t next_arrival_ = 0;
 	/* The policy's view, kept from event to event: the active jobs in
@@ -176,18 +211,19 @@ void Replayer::rebase(Job &j, Time now)
 		return;
 	}
 	l.finish = now + l.owed + j.remaining / l.speed;
-	due_.push({l.finish, index(j)});
+	due_.push({l.finish, &active(j), active(j).gen});
 }
 
 void Replayer::drop(const Job &j)
 {
 	/* snap_.jobs is in arrival order. */
-	std::size_t order = live_[index(j)].order;
+	std::size_t order = live(j).order;
 	auto it = std::lower_bound(snap_.jobs.begin(), snap_.jobs.end(), order,
 				   [&](const Job *a, std::size_t o) {
-					   return live_[index(*a)].order < o;
+					   return live(*a).order < o;
 				   });
 	snap_.jobs.erase(it);
+	pool_.put(&active(j));
 }
 
 /* Give back J's GPUs. */
@@ -250,9 +286,8 @@ void Replayer::complete(Time now)
 	       (due_.top().t <= now || due_.top().t - now <= tol)) {
 		Due d = due_.top();
 		due_.pop();
-		Job &j = jobs_[d.job];
-		if (j.state == JobState::Running && live_[d.job].finish == d.t)
-			ending_.push_back(&j);
+		if (current(d))
+			ending_.push_back(d.job);
 	}
 	std::sort(ending_.begin(), ending_.end(), [&](Job *a, Job *b) {
 		return live(*a).order < live(*b).order;
@@ -267,11 +302,15 @@ void Replayer::arrive(Time now)
 {
 	while (next_arrival_ < arrival_order_.size() &&
 	       jobs_[arrival_order_[next_arrival_]].submit <= now) {
-		std::size_t i = arrival_order_[next_arrival_];
-		Job &j = jobs_[i];
+		Active *a = pool_.get();
+		Job &j = *a;
+		j = jobs_[arrival_order_[next_arrival_]];
 		j.state = JobState::Pending;
+		j.remaining = j.iterations;
 		j.seq = seq_++;
-		live_[i].order = next_arrival_++;
+		a->live = Live();
+		a->live.order = next_arrival_++;
+		a->gen++;
 		rebase(j, now);
 		snap_.jobs.push_back(&j);
 		pending_++;
@@ -291,7 +330,7 @@ void Replayer::record_util(Time now)
 void Replayer::decide(Time now)
 {
 	for (const Job *j : snap_.jobs)
-		sync(jobs_[index(*j)], now);
+		sync(active(*j), now);
 	snap_.now = now;
 	Plan plan = policy_.decide(snap_);
 	result_.decisions++;
@@ -337,7 +376,7 @@ void Replayer::apply(const Plan &plan, Time now)
 	std::vector<Job *> rejected;
 	for (std::size_t k : changed_) {
 		const Decision &d = ds[k];
-		Job &j = jobs_[index(*snap_.jobs[slot_[k]])];
+		Job &j = active(*snap_.jobs[slot_[k]]);
 		if (d.action == Action::Preempt && j.state == JobState::Running)
 			preempt(j, now);
 		else if (d.action == Action::Reject)
@@ -349,7 +388,7 @@ void Replayer::apply(const Plan &plan, Time now)
 	}
 	for (std::size_t k : changed_) {
 		const Decision &d = ds[k];
-		Job &j = jobs_[index(*snap_.jobs[slot_[k]])];
+		Job &j = active(*snap_.jobs[slot_[k]]);
 		if (j.state != JobState::Rejected &&
 		    (d.action == Action::Start || d.action == Action::Resize))
 			start(j, d, now);
@@ -403,13 +442,8 @@ Time Replayer::next_event()
 	Time t = kNever;
 	if (next_arrival_ < arrival_order_.size())
 		t = jobs_[arrival_order_[next_arrival_]].submit;
-	while (!due_.empty()) {
-		const Due &d = due_.top();
-		if (jobs_[d.job].state == JobState::Running &&
-		    live_[d.job].finish == d.t)
-			break;
+	while (!due_.empty() && !current(due_.top()))
 		due_.pop(); /* stale */
-	}
 	if (!due_.empty())
 		t = std::min(t, due_.top().t);
 	t = std::min(t, wake_);
