@@ -146,6 +146,10 @@ struct Snapshot {
 	 * in `jobs` (a replay keeps one up to date), so a policy need not
 	 * rebuild it.  nullptr: the policy builds its own. */
 	const FreeMap *free = nullptr;
+	/* Optional: how many jobs in `jobs` are pending (-1: not counted).
+	 * A replay appends arrivals, so a policy that wants only the pending
+	 * jobs can look from the end and stop when it has them all. */
+	long pending = -1;
 };
 
 } /* namespace tidal */

@@ -38,6 +38,10 @@ public:
 	 * is pending, so a replay may skip asking at events that leave no job
 	 * pending, and drop a wake_at that comes due then. */
 	virtual bool idle_without_pending() const { return false; }
+	/* False if decide() never reads the jobs' progress counters
+	 * (Job::remaining, attained, executed, queued), so a replay need not
+	 * bring them up to date before asking. */
+	virtual bool reads_progress() const { return true; }
 };
 
 using PolicyFactory =

@@ -329,9 +329,11 @@ void Replayer::record_util(Time now)
 
 void Replayer::decide(Time now)
 {
-	for (const Job *j : snap_.jobs)
-		sync(active(*j), now);
+	if (policy_.reads_progress())
+		for (const Job *j : snap_.jobs)
+			sync(active(*j), now);
 	snap_.now = now;
+	snap_.pending = pending_;
 	Plan plan = policy_.decide(snap_);
 	result_.decisions++;
 	wake_ = plan.wake_at > now ? plan.wake_at : kNever;
@@ -400,6 +402,7 @@ void Replayer::apply(const Plan &plan, Time now)
 void Replayer::preempt(Job &j, Time now)
 {
 	Live &l = live(j);
+	sync(j, now);
 	release(j);
 	j.state = JobState::Pending;
 	j.preemptions++;
@@ -420,6 +423,7 @@ void Replayer::start(Job &j, const Decision &d, Time now)
 		throw InputError("policy " + policy_.name() + ": job " +
 				 std::to_string(j.id) +
 				 " placed on GPUs that are not free");
+	sync(j, now);
 	l.owed -= std::min(l.owed, now - l.since);
 	busy_ += d.gpus - j.alloc;
 	bool changed = j.alloc != d.gpus || j.state != JobState::Running;

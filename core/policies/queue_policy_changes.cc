@@ -53,9 +53,18 @@ void QueuePolicy::decide_pending(const Snapshot &snap, Plan &plan)
 {
 	const std::vector<const Job *> &jobs = snap.jobs;
 	pending_.clear();
-	for (std::size_t s = 0; s < jobs.size(); s++)
-		if (jobs[s]->state != JobState::Running)
-			pending_.push_back(s);
+	if (snap.pending >= 0) {
+		/* From the end, where arrivals are, until all are found. */
+		for (std::size_t s = jobs.size();
+		     s > 0 && (long)pending_.size() < snap.pending; s--)
+			if (jobs[s - 1]->state != JobState::Running)
+				pending_.push_back(s - 1);
+		std::reverse(pending_.begin(), pending_.end());
+	} else {
+		for (std::size_t s = 0; s < jobs.size(); s++)
+			if (jobs[s]->state != JobState::Running)
+				pending_.push_back(s);
+	}
 	if (pending_.empty())
 		return;
 	ranks_.resize(jobs.size());
