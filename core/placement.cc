@@ -117,24 +117,37 @@ std::optional<Placement> FreeMap::place(int gpus, PlacementScheme scheme,
 	return p;
 }
 
-bool FreeMap::take(const Placement &p, PlaceMode mode)
+bool FreeMap::fits(const Placement &p) const
 {
 	int sum = 0;
-	for (const NodeShare &s : p) {
-		if (s.gpus < 0 ||
-		    (s.node >= 0 && (s.node >= (int)free_.size() ||
-				     free_[s.node] < s.gpus)))
+	for (size_t i = 0; i < p.size(); i++) {
+		const NodeShare &s = p[i];
+		if (s.gpus < 0 || s.node >= (int)free_.size())
 			return false;
 		sum += s.gpus;
+		if (s.node < 0)
+			continue;
+		int on_node = s.gpus; /* shares of one node add up */
+		for (size_t k = 0; k < i; k++)
+			if (p[k].node == s.node)
+				on_node += p[k].gpus;
+		if (free_[s.node] < on_node)
+			return false;
 	}
-	if (sum > free_total_)
+	return sum <= free_total_;
+}
+
+bool FreeMap::take(const Placement &p, PlaceMode mode)
+{
+	if (!fits(p))
 		return false;
 	if (mode == PlaceMode::Test)
 		return true;
-	for (const NodeShare &s : p)
+	for (const NodeShare &s : p) {
 		if (s.node >= 0)
 			set_free(s.node, free_[s.node] - s.gpus);
-	free_total_ -= sum;
+		free_total_ -= s.gpus;
+	}
 	return true;
 }
 

@@ -60,6 +60,8 @@ public:
 	 * they do not fit (the map is then unchanged). */
 	std::optional<Placement> place(int gpus, PlacementScheme scheme,
 				       PlaceMode mode = PlaceMode::Commit);
+	/* Are these exact shares all free? */
+	bool fits(const Placement &p) const;
 	/* Take these exact shares if all are free.  RET: true if taken. */
 	bool take(const Placement &p, PlaceMode mode = PlaceMode::Commit);
 	/* Give back P, which must have been taken. */

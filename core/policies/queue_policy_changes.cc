@@ -121,21 +121,26 @@ void QueuePolicy::decide_behind(const Snapshot &snap, Plan &plan)
 		behind_.push_back({k, s});
 		free.release(jobs[s]->placement);
 	}
-	std::sort(behind_.begin(), behind_.end());
+	if (!std::is_sorted(behind_.begin(), behind_.end()))
+		std::sort(behind_.begin(), behind_.end());
 
 	bool blocked = false;
 	auto next = behind_.begin();
 	for (std::size_t k = 1; k <= pending_.size(); k++) {
 		std::size_t q = pending_[k - 1];
 		const Job &j = *jobs[q];
+		std::optional<Placement> p;
 		if (!blocked) {
-			std::optional<Placement> p =
-				free.place(j.gpus, opt_.placement);
+			p = free.place(j.gpus, opt_.placement);
 			if (p)
-				start(plan, j, q, std::move(*p));
+				start(plan, j, q, *p);
 			else if (opt_.discipline == Discipline::Block)
 				blocked = true;
 		}
+		/* One pending job: every behind job takes its GPUs back iff
+		 * the new job fits in what the replay's map has free. */
+		if (pending_.size() == 1 && (!p || snap.free->fits(*p)))
+			break;
 		auto last = next;
 		while (last != behind_.end() && last->first == k)
 			++last;
