@@ -125,6 +125,8 @@ struct Job {
 	double remaining_time() const { return remaining * iter_time; }
 };
 
+class FreeMap; /* placement.h */
+
 /*
  * What a policy sees: the cluster and every active (pending or running) job,
  * at time `now`.  Policies must not keep pointers past one decide() call.
@@ -137,6 +139,19 @@ struct Snapshot {
 	 * placements, so policies may skip building reason strings, and Keep
 	 * decisions need not repeat the job's placement. */
 	bool want_reasons = true;
+	/* true: the caller treats a job without a decision as unchanged (a
+	 * running job keeps its GPUs, a pending one waits), so policies may
+	 * leave out Keep and Hold decisions.  A replay that decides at every
+	 * event sets it; the plugin and tidalctl explain do not. */
+	bool changes_only = false;
+	/* Optional: the free GPUs left by the placements of the running jobs
+	 * in `jobs` (a replay keeps one up to date), so a policy need not
+	 * rebuild it.  nullptr: the policy builds its own. */
+	const FreeMap *free = nullptr;
+	/* Optional: how many jobs in `jobs` are pending (-1: not counted).
+	 * A replay appends arrivals, so a policy that wants only the pending
+	 * jobs can look from the end and stop when it has them all. */
+	long pending = -1;
 };
 
 } /* namespace tidal */

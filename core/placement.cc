@@ -6,6 +6,7 @@
 #include "core/placement.h"
 
 #include <algorithm>
+#include <bit>
 #include <numeric>
 
 #include "core/params.h"
@@ -55,6 +56,34 @@ void FreeMap::reset()
 	for (const Node &n : cluster_.nodes)
 		free_.push_back(n.gpus);
 	free_total_ = total_;
+	words_ = ((int)free_.size() + 63) / 64;
+	by_free_.assign((size_t)(per_node_ + 1) * words_, 0);
+	for (int n = 0; n < (int)free_.size(); n++)
+		by_free_[(size_t)free_[n] * words_ + n / 64] |= 1ull << (n % 64);
+}
+
+void FreeMap::set_free(int node, int gpus)
+{
+	std::uint64_t bit = 1ull << (node % 64);
+	by_free_[(size_t)free_[node] * words_ + node / 64] &= ~bit;
+	by_free_[(size_t)gpus * words_ + node / 64] |= bit;
+	free_[node] = gpus;
+}
+
+int FreeMap::next_with(int free, int from) const
+{
+	if (free < 0 || free > per_node_ || from >= (int)free_.size())
+		return -1;
+	const std::uint64_t *row = &by_free_[(size_t)free * words_];
+	int w = from / 64;
+	std::uint64_t bits = row[w] & (~0ull << (from % 64));
+	for (;;) {
+		if (bits)
+			return w * 64 + std::countr_zero(bits);
+		if (++w == words_)
+			return -1;
+		bits = row[w];
+	}
 }
 
 std::optional<Placement> FreeMap::place(int gpus, PlacementScheme scheme,
@@ -88,33 +117,37 @@ std::optional<Placement> FreeMap::place(int gpus, PlacementScheme scheme,
 	return p;
 }
 
-/* A share names a node of this map (or -1 under the count scheme) and a
- * non-negative count.  The same node may appear in several shares: their
- * sum must fit (k^2 over a placement's few shares). */
-bool FreeMap::take(const Placement &p, PlaceMode mode)
+bool FreeMap::fits(const Placement &p) const
 {
 	long sum = 0;
-	for (const NodeShare &s : p) {
+	for (size_t i = 0; i < p.size(); i++) {
+		const NodeShare &s = p[i];
 		if (s.gpus < 0 || s.node < -1 || s.node >= (int)free_.size())
 			return false;
 		sum += s.gpus;
 		if (s.node < 0)
 			continue;
-		long on_node = 0;
-		for (const NodeShare &o : p)
-			if (o.node == s.node)
-				on_node += o.gpus;
-		if (on_node > free_[s.node])
+		long on_node = s.gpus; /* shares of one node add up */
+		for (size_t k = 0; k < i; k++)
+			if (p[k].node == s.node)
+				on_node += p[k].gpus;
+		if (free_[s.node] < on_node)
 			return false;
 	}
-	if (sum > free_total_)
+	return sum <= free_total_;
+}
+
+bool FreeMap::take(const Placement &p, PlaceMode mode)
+{
+	if (!fits(p))
 		return false;
 	if (mode == PlaceMode::Test)
 		return true;
-	for (const NodeShare &s : p)
+	for (const NodeShare &s : p) {
 		if (s.node >= 0)
-			free_[s.node] -= s.gpus;
-	free_total_ -= (int)sum;
+			set_free(s.node, free_[s.node] - s.gpus);
+		free_total_ -= s.gpus;
+	}
 	return true;
 }
 
@@ -126,7 +159,7 @@ void FreeMap::release(const Placement &p)
 		if (s.node >= (int)free_.size() || s.node < -1)
 			continue;
 		if (s.node >= 0)
-			free_[s.node] += s.gpus;
+			set_free(s.node, free_[s.node] + s.gpus);
 		free_total_ += s.gpus;
 	}
 }
@@ -153,46 +186,42 @@ std::optional<Placement> FreeMap::fill(const std::vector<int> &nodes,
 	return p;
 }
 
-/* Fewest nodes: a single node with the tightest fit if one exists; else the
- * emptiest nodes first, so the job spans as few nodes as possible, with the
- * last share on the tightest node that holds the remainder. */
+/* Fewest nodes: a single node with the tightest fit if one exists (the
+ * lowest-index node of the smallest free count that holds the job); else
+ * the emptiest nodes first (by free count, then index), so the job spans
+ * as few nodes as possible, with the last share on the tightest node that
+ * holds the remainder. */
 std::optional<Placement> FreeMap::consolidated(int gpus) const
 {
-	int best = -1;
-	for (int n = 0; n < (int)free_.size(); n++)
-		if (free_[n] >= gpus && (best < 0 || free_[n] < free_[best]))
-			best = n;
-	if (best >= 0)
-		return Placement{{best, gpus}};
-
-	std::vector<int> order(free_.size());
-	std::iota(order.begin(), order.end(), 0);
-	std::stable_sort(order.begin(), order.end(),
-			 [&](int a, int b) { return free_[a] > free_[b]; });
+	for (int c = gpus; c <= per_node_; c++) {
+		int n = next_with(c, 0);
+		if (n >= 0)
+			return Placement{{n, gpus}};
+	}
 	Placement p;
 	int left = gpus;
-	std::vector<bool> used(free_.size(), false);
-	for (int n : order) {
-		if (left == 0 || free_[n] == 0)
-			break;
-		if (free_[n] >= left) {
-			/* Tightest node for the remainder. */
-			int tight = n;
-			for (int m : order)
-				if (!used[m] && free_[m] >= left &&
-				    free_[m] < free_[tight])
-					tight = m;
-			p.push_back({tight, left});
-			left = 0;
-			break;
+	for (int c = per_node_; c > 0; c--) {
+		for (int n = next_with(c, 0); n >= 0; n = next_with(c, n + 1)) {
+			if (c < left) {
+				p.push_back({n, c});
+				left -= c;
+				continue;
+			}
+			/* Tightest node for the remainder: every node with
+			 * fewer free GPUs is unused, and N comes first among
+			 * those with C. */
+			for (int t = left; t < c; t++) {
+				int m = next_with(t, 0);
+				if (m >= 0) {
+					n = m;
+					break;
+				}
+			}
+			p.push_back({n, left});
+			return p;
 		}
-		p.push_back({n, free_[n]});
-		used[n] = true;
-		left -= free_[n];
 	}
-	if (left > 0)
-		return std::nullopt;
-	return p;
+	return std::nullopt;
 }
 
 /* Fewest leaf switches: try each switch alone (consolidated inside it,

@@ -60,8 +60,11 @@ public:
 	 * they do not fit (the map is then unchanged). */
 	std::optional<Placement> place(int gpus, PlacementScheme scheme,
 				       PlaceMode mode = PlaceMode::Commit);
+	/* Are these exact shares all free? */
+	bool fits(const Placement &p) const;
 	/* Take these exact shares if all are free.  RET: true if taken. */
 	bool take(const Placement &p, PlaceMode mode = PlaceMode::Commit);
+	/* Give back P, which must have been taken. */
 	void release(const Placement &p);
 
 private:
@@ -73,12 +76,20 @@ private:
 	/* Greedy fill of NODES (in the given order) up to GPUS. */
 	std::optional<Placement> fill(const std::vector<int> &nodes,
 				      int gpus) const;
+	void set_free(int node, int gpus);
+	/* Lowest-index node with exactly FREE GPUs free at or after node
+	 * FROM, or -1. */
+	int next_with(int free, int from) const;
 
 	const Cluster &cluster_;
 	std::vector<int> free_;
 	int free_total_ = 0;
 	int total_ = 0;
 	int per_node_ = 0;
+	/* Nodes by free count, one bitset of words_ words per count 0 ..
+	 * per_node_: best-fit finds its node without scanning every node. */
+	std::vector<std::uint64_t> by_free_;
+	int words_ = 0;
 };
 
 } /* namespace tidal */

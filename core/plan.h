@@ -9,6 +9,7 @@
  */
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,9 @@ const char *action_name(Action a);
 
 struct Decision {
 	JobId job = 0;
+	/* Index of the job in Snapshot::jobs, so a caller finds it without a
+	 * search; -1 if the policy does not say. */
+	std::ptrdiff_t slot = -1;
 	Action action = Action::Hold;
 	int gpus = 0;
 	Placement placement;
@@ -42,6 +46,11 @@ struct Decision {
 	}
 };
 
+/*
+ * A policy's answer.  Normally one decision per active job; with
+ * Snapshot::changes_only a job without a decision is unchanged (Keep if
+ * running, Hold if pending).
+ */
 struct Plan {
 	std::vector<Decision> decisions;
 	/* The policy wants to be asked again at this time even if nothing else

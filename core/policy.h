@@ -31,8 +31,17 @@ public:
 	virtual std::string name() const = 0;
 	/* IN: snap - cluster and active jobs at snap.now
 	 * RET: one decision per active job (Start/Keep/Resize/Preempt/Hold/
-	 *      Reject), in the order the policy ranked them. */
+	 *      Reject), in the order the policy ranked them; with
+	 *      snap.changes_only, only for jobs that change. */
 	virtual Plan decide(const Snapshot &snap) = 0;
+	/* True if decide() changes nothing (whatever the time) while no job
+	 * is pending, so a replay may skip asking at events that leave no job
+	 * pending, and drop a wake_at that comes due then. */
+	virtual bool idle_without_pending() const { return false; }
+	/* False if decide() never reads the jobs' progress counters
+	 * (Job::remaining, attained, executed, queued), so a replay need not
+	 * bring them up to date before asking. */
+	virtual bool reads_progress() const { return true; }
 };
 
 using PolicyFactory =

@@ -1,15 +1,35 @@
 /*
  * replay.cc - the event loop behind tidal-sim's native model.
  *
+ * Built to scale to a million jobs with thousands running at once, so no
+ * step costs O(active jobs) per event except asking the policy:
+ *
+ *   - progress is kept lazily: each job remembers its counters at its last
+ *     change (start, preemption, resize) and the time of it; they are
+ *     brought to the present only when the policy is asked or the job
+ *     ends.  A job's counters thus depend on its own history only, not on
+ *     how many other events happened meanwhile;
+ *   - predicted completions sit in a min-heap (stale entries are skipped);
+ *   - the snapshot and the free map live from event to event, and the
+ *     policy answers with changes only (model.h, plan.h);
+ *   - a policy that is idle while nothing is pending is not asked at
+ *     events that leave nothing pending (Policy::idle_without_pending).
+ *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #include "sim/replay.h"
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <memory>
 #include <numeric>
+#include <queue>
 #include <unordered_map>
+
+#include "core/placement.h"
+#include "sim/csv.h"
 
 namespace tidal::sim {
 
@@ -24,24 +44,62 @@ double linear_speed(const Job &job, int gpus)
 
 namespace {
 
+/* A job's progress since its last change at `since`: the Job's counters
+ * then, and the rates since. */
 struct Live {
-	Job *job;
-	double owed = 0;       /* restart overhead still to pay, s */
+	std::size_t order = 0; /* position in arrival order */
+	Time since = 0;
+	double owed = 0;       /* restart overhead still to pay at `since`, s */
+	double remaining = 0, attained = 0, executed = 0, queued = 0;
 	double speed = 0;      /* iterations per second while running */
 	Time finish = kNever;  /* predicted completion */
+};
+
+/* An active job: the policy sees the Job, the replay also the Live.
+ * Active jobs live in a pool of reused slots, so the few thousand the
+ * policy walks at each event sit close together in memory rather than
+ * spread over the whole trace. */
+struct Active : Job {
+	Live live;
+	std::uint64_t gen = 0; /* arrivals into this slot, for stale entries */
+};
+
+struct Due {
+	Time t;
+	Active *job;
+	std::uint64_t gen;
+	bool operator>(const Due &o) const { return t > o.t; }
+};
+
+class Pool {
+public:
+	Active *get()
+	{
+		if (free_.empty()) {
+			if (used_ % kChunk == 0)
+				chunks_.push_back(std::make_unique<Active[]>(kChunk));
+			free_.push_back(&chunks_.back()[used_++ % kChunk]);
+		}
+		Active *a = free_.back();
+		free_.pop_back();
+		return a;
+	}
+	void put(Active *a) { free_.push_back(a); }
+
+private:
+	static constexpr std::size_t kChunk = 256;
+	std::vector<std::unique_ptr<Active[]>> chunks_;
+	std::vector<Active *> free_;
+	std::size_t used_ = 0;
 };
 
 class Replayer {
 public:
 	Replayer(const SimInput &in, Policy &policy, const ReplayHooks &hooks,
 		 const Progress &progress)
-		: in_(in), policy_(policy), hooks_(hooks), progress_(progress)
+		: in_(in), policy_(policy), hooks_(hooks), progress_(progress),
+		  jobs_(in.trace.jobs), free_(in.cluster)
 	{
-		jobs_ = in.trace.jobs;
-		for (Job &j : jobs_) {
-			j.state = JobState::Future;
-			j.remaining = j.iterations;
-		}
 		arrival_order_.resize(jobs_.size());
 		std::iota(arrival_order_.begin(), arrival_order_.end(), 0);
 		std::stable_sort(arrival_order_.begin(), arrival_order_.end(),
@@ -50,6 +108,10 @@ public:
 				 });
 		result_.policy = policy.name();
 		result_.total_gpus = in.cluster.total_gpus();
+		snap_.cluster = &in_.cluster;
+		snap_.want_reasons = false;
+		snap_.changes_only = true;
+		snap_.free = &free_;
 	}
 
 	RunResult run();
@@ -65,23 +127,50 @@ private:
 		return hooks_.restart_overhead ? hooks_.restart_overhead(j, gpus)
 					       : 0;
 	}
-	void advance(Time to);
+	static Active &active(const Job &j)
+	{
+		return static_cast<Active &>(const_cast<Job &>(j));
+	}
+	static Live &live(const Job &j) { return active(j).live; }
+	void sync(Job &j, Time now);
+	void rebase(Job &j, Time now);
+	void start(Job &j, const Decision &d, Time now);
+	void preempt(Job &j, Time now);
+	void arrive(Time now);
 	void complete(Time now);
 	void decide(Time now);
-	void predict(Live &l, Time now);
-	Time next_event() const;
+	void apply(const Plan &plan, Time now);
+	void release(Job &j);
+	Time next_event();
 	void record_util(Time now);
 	void finish(Job &j, Time now);
+	void reject(Job &j);
+	void drop(const Job &j);
+	static bool current(const Due &d)
+	{
+		return d.job->gen == d.gen && d.job->state == JobState::Running &&
+		       d.job->live.finish == d.t;
+	}
 
 	const SimInput &in_;
 	Policy &policy_;
 	const ReplayHooks &hooks_;
 	const Progress &progress_;
 
-	std::vector<Job> jobs_;
+	const std::vector<Job> &jobs_; /* the trace */
+	Pool pool_;
 	std::vector<size_t> arrival_order_;
 	size_t next_arrival_ = 0;
-	std::vector<Live> active_; /* arrival order; preempted stay in place */
+	/* The policy's view, kept from event to event: the active jobs in
+	 * arrival order (preempted ones stay in place), and the GPUs the
+	 * running ones leave free. */
+	Snapshot snap_;
+	FreeMap free_;
+	std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
+	/* Scratch for apply(): decisions that change a job, by slot. */
+	std::vector<std::size_t> changed_, slot_;
+	std::vector<Job *> ending_; /* scratch for complete() */
+	long pending_ = 0;          /* jobs waiting in snap_ */
 	std::uint64_t seq_ = 0;
 	Time now_ = 0;
 	Time wake_ = kNever;
@@ -90,42 +179,68 @@ private:
 	RunResult result_;
 };
 
-void Replayer::predict(Live &l, Time now)
+/* Bring J's counters to NOW from its last change. */
+void Replayer::sync(Job &j, Time now)
 {
-	Job &j = *l.job;
+	Live &l = live(j);
+	double dt = now - l.since;
+	if (j.state == JobState::Pending) {
+		j.queued = l.queued + dt;
+		return;
+	}
+	if (j.state != JobState::Running)
+		return;
+	double pay = std::min(l.owed, dt);
+	j.remaining = l.remaining - (dt - pay) * l.speed;
+	j.attained = l.attained + dt * j.alloc;
+	j.executed = l.executed + dt;
+}
+
+/* J has just changed at NOW (its counters synced): count from here, and
+ * predict when it ends. */
+void Replayer::rebase(Job &j, Time now)
+{
+	Live &l = live(j);
+	l.since = now;
+	l.remaining = j.remaining;
+	l.attained = j.attained;
+	l.executed = j.executed;
+	l.queued = j.queued;
 	if (j.state != JobState::Running || l.speed <= 0) {
 		l.finish = kNever;
 		return;
 	}
 	l.finish = now + l.owed + j.remaining / l.speed;
+	due_.push({l.finish, &active(j), active(j).gen});
 }
 
-void Replayer::advance(Time to)
+void Replayer::drop(const Job &j)
 {
-	double dt = to - now_;
-	if (dt <= 0)
-		return;
-	for (Live &l : active_) {
-		Job &j = *l.job;
-		if (j.state == JobState::Pending) {
-			j.queued += dt;
-			continue;
-		}
-		double pay = std::min(l.owed, dt);
-		l.owed -= pay;
-		j.remaining -= (dt - pay) * l.speed;
-		j.attained += dt * j.alloc;
-		j.executed += dt;
-	}
-	now_ = to;
+	/* snap_.jobs is in arrival order. */
+	std::size_t order = live(j).order;
+	auto it = std::lower_bound(snap_.jobs.begin(), snap_.jobs.end(), order,
+				   [&](const Job *a, std::size_t o) {
+					   return live(*a).order < o;
+				   });
+	snap_.jobs.erase(it);
+	pool_.put(&active(j));
+}
+
+/* Give back J's GPUs. */
+void Replayer::release(Job &j)
+{
+	free_.release(j.placement);
+	busy_ -= j.alloc;
+	j.alloc = 0;
+	j.placement.clear();
 }
 
 void Replayer::finish(Job &j, Time now)
 {
+	sync(j, now);
 	j.state = JobState::Done;
 	j.end = now;
 	j.remaining = 0;
-	busy_ -= j.alloc;
 	JobResult r;
 	r.id = j.id;
 	r.name = j.name;
@@ -138,25 +253,68 @@ void Replayer::finish(Job &j, Time now)
 	r.preemptions = j.preemptions;
 	r.deadline = j.deadline;
 	result_.jobs.push_back(r);
-	j.alloc = 0;
-	j.placement.clear();
+	release(j);
+	drop(j);
 	done_++;
 }
 
+void Replayer::reject(Job &j)
+{
+	if (j.state == JobState::Pending)
+		pending_--;
+	if (j.state == JobState::Running)
+		release(j);
+	j.state = JobState::Rejected;
+	JobResult r;
+	r.id = j.id;
+	r.name = j.name;
+	r.gpus = j.gpus;
+	r.submit = j.submit;
+	r.deadline = j.deadline;
+	r.rejected = true;
+	result_.jobs.push_back(r);
+	done_++;
+}
+
+/* End the jobs predicted to end at NOW (within rounding), in arrival
+ * order. */
 void Replayer::complete(Time now)
 {
-	bool any = false;
-	for (Live &l : active_)
-		if (l.job->state == JobState::Running &&
-		    (l.finish <= now ||
-		     l.finish - now <= 1e-9 * std::max(1.0, std::fabs(now)))) {
-			finish(*l.job, now);
-			any = true;
-		}
-	if (any)
-		std::erase_if(active_, [](const Live &l) {
-			return l.job->state == JobState::Done;
-		});
+	ending_.clear();
+	double tol = 1e-9 * std::max(1.0, std::fabs(now));
+	while (!due_.empty() &&
+	       (due_.top().t <= now || due_.top().t - now <= tol)) {
+		Due d = due_.top();
+		due_.pop();
+		if (current(d))
+			ending_.push_back(d.job);
+	}
+	std::sort(ending_.begin(), ending_.end(), [&](Job *a, Job *b) {
+		return live(*a).order < live(*b).order;
+	});
+	ending_.erase(std::unique(ending_.begin(), ending_.end()),
+		      ending_.end());
+	for (Job *j : ending_)
+		finish(*j, now);
+}
+
+void Replayer::arrive(Time now)
+{
+	while (next_arrival_ < arrival_order_.size() &&
+	       jobs_[arrival_order_[next_arrival_]].submit <= now) {
+		Active *a = pool_.get();
+		Job &j = *a;
+		j = jobs_[arrival_order_[next_arrival_]];
+		j.state = JobState::Pending;
+		j.remaining = j.iterations;
+		j.seq = seq_++;
+		a->live = Live();
+		a->live.order = next_arrival_++;
+		a->gen++;
+		rebase(j, now);
+		snap_.jobs.push_back(&j);
+		pending_++;
+	}
 }
 
 void Replayer::record_util(Time now)
@@ -171,105 +329,132 @@ void Replayer::record_util(Time now)
 
 void Replayer::decide(Time now)
 {
-	Snapshot snap;
-	snap.cluster = &in_.cluster;
-	snap.now = now;
-	snap.want_reasons = false;
-	snap.jobs.reserve(active_.size());
-	for (const Live &l : active_)
-		snap.jobs.push_back(l.job);
-	Plan plan = policy_.decide(snap);
+	if (policy_.reads_progress())
+		for (const Job *j : snap_.jobs)
+			sync(active(*j), now);
+	snap_.now = now;
+	snap_.pending = pending_;
+	Plan plan = policy_.decide(snap_);
 	result_.decisions++;
-	std::unordered_map<JobId, const Decision *> by_job;
-	by_job.reserve(plan.decisions.size());
-	for (const Decision &d : plan.decisions)
-		by_job.emplace(d.job, &d);
-	auto find = [&](JobId id) -> const Decision * {
-		auto it = by_job.find(id);
-		return it == by_job.end() ? nullptr : it->second;
-	};
 	wake_ = plan.wake_at > now ? plan.wake_at : kNever;
-
-	/* Apply: releases first so starts see the freed GPUs. */
-	for (Live &l : active_) {
-		Job &j = *l.job;
-		const Decision *d = find(j.id);
-		if (!d)
-			continue;
-		if (d->action == Action::Preempt && j.state == JobState::Running) {
-			busy_ -= j.alloc;
-			j.alloc = 0;
-			j.placement.clear();
-			j.state = JobState::Pending;
-			j.preemptions++;
-			j.seq = seq_++;
-			l.owed = 0;
-			l.speed = 0;
-			if (hooks_.on_preempt)
-				hooks_.on_preempt(j);
-		} else if (d->action == Action::Reject) {
-			/* A running job may be rejected too: free its GPUs. */
-			busy_ -= j.alloc;
-			j.alloc = 0;
-			j.placement.clear();
-			j.state = JobState::Rejected;
-			JobResult r;
-			r.id = j.id;
-			r.name = j.name;
-			r.gpus = j.gpus;
-			r.submit = j.submit;
-			r.deadline = j.deadline;
-			r.rejected = true;
-			result_.jobs.push_back(r);
-			done_++;
-		}
-	}
-	for (Live &l : active_) {
-		Job &j = *l.job;
-		const Decision *d = find(j.id);
-		if (!d || j.state == JobState::Rejected)
-			continue;
-		if (d->action == Action::Start || d->action == Action::Resize) {
-			busy_ += d->gpus - j.alloc;
-			bool changed = j.alloc != d->gpus ||
-				       j.state != JobState::Running;
-			j.alloc = d->gpus;
-			j.placement = d->placement;
-			if (j.state != JobState::Running && j.start < 0)
-				j.start = now;
-			j.state = JobState::Running;
-			l.speed = speed(j, j.alloc);
-			if (changed)
-				l.owed = overhead(j, j.alloc);
-		}
-		predict(l, now);
-	}
-	std::erase_if(active_, [](const Live &l) {
-		return l.job->state == JobState::Rejected;
-	});
+	apply(plan, now);
 	record_util(now);
 }
 
-Time Replayer::next_event() const
+/* Apply PLAN in arrival order (the order of snap_.jobs): releases first,
+ * so starts see the freed GPUs.  A job without a decision is unchanged. */
+void Replayer::apply(const Plan &plan, Time now)
+{
+	const std::vector<Decision> &ds = plan.decisions;
+	std::unordered_map<JobId, std::size_t> slot_of; /* policies without slots */
+	changed_.clear();
+	slot_.resize(ds.size());
+	for (std::size_t k = 0; k < ds.size(); k++) {
+		std::ptrdiff_t s = ds[k].slot;
+		if (s < 0 || s >= (std::ptrdiff_t)snap_.jobs.size() ||
+		    snap_.jobs[s]->id != ds[k].job) {
+			if (slot_of.empty())
+				for (std::size_t i = 0; i < snap_.jobs.size(); i++)
+					slot_of.emplace(snap_.jobs[i]->id, i);
+			auto it = slot_of.find(ds[k].job);
+			if (it == slot_of.end())
+				continue;
+			s = (std::ptrdiff_t)it->second;
+		}
+		changed_.push_back(k);
+		slot_[k] = (std::size_t)s;
+	}
+	/* By slot; the first decision for a job wins. */
+	std::stable_sort(changed_.begin(), changed_.end(),
+			 [&](std::size_t a, std::size_t b) {
+				 return slot_[a] < slot_[b];
+			 });
+	changed_.erase(std::unique(changed_.begin(), changed_.end(),
+				   [&](std::size_t a, std::size_t b) {
+					   return slot_[a] == slot_[b];
+				   }),
+		       changed_.end());
+
+	std::vector<Job *> rejected;
+	for (std::size_t k : changed_) {
+		const Decision &d = ds[k];
+		Job &j = active(*snap_.jobs[slot_[k]]);
+		if (d.action == Action::Preempt && j.state == JobState::Running)
+			preempt(j, now);
+		else if (d.action == Action::Reject)
+			reject(j), rejected.push_back(&j);
+		else if ((d.action == Action::Start ||
+			  d.action == Action::Resize) &&
+			 j.state == JobState::Running)
+			free_.release(j.placement);
+	}
+	for (std::size_t k : changed_) {
+		const Decision &d = ds[k];
+		Job &j = active(*snap_.jobs[slot_[k]]);
+		if (j.state != JobState::Rejected &&
+		    (d.action == Action::Start || d.action == Action::Resize))
+			start(j, d, now);
+	}
+	for (Job *j : rejected)
+		drop(*j);
+}
+
+void Replayer::preempt(Job &j, Time now)
+{
+	Live &l = live(j);
+	sync(j, now);
+	release(j);
+	j.state = JobState::Pending;
+	j.preemptions++;
+	j.seq = seq_++;
+	l.owed = 0;
+	l.speed = 0;
+	if (hooks_.on_preempt)
+		hooks_.on_preempt(j);
+	rebase(j, now);
+	pending_++;
+}
+
+/* Start, resume or resize J as D says (its old GPUs already released). */
+void Replayer::start(Job &j, const Decision &d, Time now)
+{
+	Live &l = live(j);
+	if (!free_.take(d.placement))
+		throw InputError("policy " + policy_.name() + ": job " +
+				 std::to_string(j.id) +
+				 " placed on GPUs that are not free");
+	sync(j, now);
+	l.owed -= std::min(l.owed, now - l.since);
+	busy_ += d.gpus - j.alloc;
+	bool changed = j.alloc != d.gpus || j.state != JobState::Running;
+	if (j.state != JobState::Running)
+		pending_--;
+	j.alloc = d.gpus;
+	j.placement = d.placement;
+	if (j.state != JobState::Running && j.start < 0)
+		j.start = now;
+	j.state = JobState::Running;
+	l.speed = speed(j, j.alloc);
+	if (changed)
+		l.owed = overhead(j, j.alloc);
+	rebase(j, now);
+}
+
+/* The next arrival, completion, wake-up or period boundary. */
+Time Replayer::next_event()
 {
 	Time t = kNever;
 	if (next_arrival_ < arrival_order_.size())
 		t = jobs_[arrival_order_[next_arrival_]].submit;
-	for (const Live &l : active_)
-		t = std::min(t, l.finish);
+	while (!due_.empty() && !current(due_.top()))
+		due_.pop(); /* stale */
+	if (!due_.empty())
+		t = std::min(t, due_.top().t);
 	t = std::min(t, wake_);
-	if (hooks_.period > 0 && t > now_) {
+	if (hooks_.period > 0 && t > now_ && pending_ > 0) {
 		/* Pending work waits for the next boundary. */
-		bool pending = std::any_of(active_.begin(), active_.end(),
-					   [](const Live &l) {
-						   return l.job->state ==
-							  JobState::Pending;
-					   });
-		if (pending) {
-			Time b = (std::floor(now_ / hooks_.period) + 1) *
-				 hooks_.period;
-			t = std::min(t, b);
-		}
+		Time b = (std::floor(now_ / hooks_.period) + 1) * hooks_.period;
+		t = std::min(t, b);
 	}
 	return t;
 }
@@ -278,45 +463,39 @@ RunResult Replayer::run()
 {
 	long total = (long)jobs_.size();
 	record_util(0);
-	while (next_arrival_ < arrival_order_.size() || !active_.empty()) {
+	while (next_arrival_ < arrival_order_.size() || !snap_.jobs.empty()) {
 		Time t = next_event();
 		if (t == kNever) {
 			/* Nothing can ever run: jobs too large for the
 			 * cluster.  Reject them so the run ends. */
-			for (Live &l : active_) {
-				busy_ -= l.job->alloc;
-				l.job->alloc = 0;
-				l.job->state = JobState::Rejected;
+			for (const Job *j : snap_.jobs) {
 				JobResult r;
-				r.id = l.job->id;
-				r.name = l.job->name;
-				r.gpus = l.job->gpus;
-				r.submit = l.job->submit;
-				r.deadline = l.job->deadline;
+				r.id = j->id;
+				r.name = j->name;
+				r.gpus = j->gpus;
+				r.submit = j->submit;
+				r.deadline = j->deadline;
 				r.rejected = true;
 				result_.jobs.push_back(r);
 				done_++;
 			}
-			active_.clear();
+			snap_.jobs.clear();
 			break;
 		}
-		advance(t);
+		now_ = t;
 		complete(t);
-		while (next_arrival_ < arrival_order_.size() &&
-		       jobs_[arrival_order_[next_arrival_]].submit <= t) {
-			Job &j = jobs_[arrival_order_[next_arrival_++]];
-			j.state = JobState::Pending;
-			j.seq = seq_++;
-			active_.push_back({&j});
-		}
+		arrive(t);
 		result_.events++;
 		bool boundary = hooks_.period <= 0 ||
 				std::fmod(t, hooks_.period) == 0;
-		if (boundary)
+		if (boundary && pending_ == 0 && policy_.idle_without_pending()) {
+			/* Nothing to ask: the wake-up, if due, is moot. */
+			if (wake_ <= t)
+				wake_ = kNever;
+			record_util(t);
+		} else if (boundary) {
 			decide(t);
-		else
-			for (Live &l : active_)
-				predict(l, t);
+		}
 		if (progress_)
 			progress_(done_, total);
 	}

@@ -5,12 +5,14 @@
  * a period boundary); it never steps one second at a time.  At each event:
  *
  *   1. advance every running job to the event time (progress at its speed,
- *      after any restart overhead it still owes);
+ *      after any restart overhead it still owes; counted from the job's
+ *      last change and brought up to date only when read, replay.cc);
  *   2. complete jobs whose work is done;
  *   3. admit arrivals (appended to the active list: Pending);
- *   4. ask the policy (every event, or only on period boundaries) and apply
- *      the plan: Start / Resize charge the restart overhead, Preempt sends
- *      the job to the back of its queue (Job::seq).
+ *   4. ask the policy (every event, or only on period boundaries; not when
+ *      nothing is pending and the policy is then idle) and apply the plan
+ *      (changes only): Start / Resize charge the restart overhead, Preempt
+ *      sends the job to the back of its queue (Job::seq).
  *
  * Hooks change the model without copying it:
  *   speed(job, gpus)             iterations per second (default: the job's

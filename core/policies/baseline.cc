@@ -36,6 +36,7 @@ std::string secs(double v)
 class Fifo : public QueuePolicy {
 public:
 	using QueuePolicy::QueuePolicy;
+	bool reads_progress() const override { return false; }
 
 protected:
 	Rank rank(const Job &j, const Snapshot &) const override
@@ -51,6 +52,7 @@ protected:
 class Sjf : public QueuePolicy {
 public:
 	using QueuePolicy::QueuePolicy;
+	bool reads_progress() const override { return false; }
 
 protected:
 	Rank rank(const Job &j, const Snapshot &) const override
@@ -83,6 +85,7 @@ public:
 		new_by_gpus_ = p.get_choice("Qssf.NewOrder", "estimate",
 					    {"estimate", "gpus"}) == "gpus";
 	}
+	bool reads_progress() const override { return false; }
 	Plan decide(const Snapshot &snap) override
 	{
 		all_new_ = new_by_gpus_;
@@ -141,6 +144,7 @@ private:
 class Edf : public QueuePolicy {
 public:
 	using QueuePolicy::QueuePolicy;
+	bool reads_progress() const override { return false; }
 
 protected:
 	Rank rank(const Job &j, const Snapshot &) const override

@@ -45,27 +45,50 @@ static std::string fmt_fit(int need, int free_now)
 Plan QueuePolicy::decide(const Snapshot &snap)
 {
 	Plan plan;
+	if (!snap.changes_only || !snap.free ||
+	    opt_.discipline == Discipline::Quota || opt_.replace)
+		decide_all(snap, plan);
+	else if (opt_.preemptive)
+		decide_behind(snap, plan);
+	else
+		decide_pending(snap, plan);
+	plan.wake_at = wake_at(snap);
+	return plan;
+}
+
+void QueuePolicy::decide_all(const Snapshot &snap, Plan &plan)
+{
 	const bool want = snap.want_reasons;
+	/* Keep and Hold change nothing: leave them out if the caller lets
+	 * us. */
+	const bool sparse = snap.changes_only;
 	const std::vector<const Job *> &jobs = snap.jobs;
 	FreeMap free(*snap.cluster);
-	plan.decisions.reserve(jobs.size());
+	plan.decisions.reserve(sparse ? 0 : jobs.size());
 
 	/* Rank the candidates; non-preemptive policies leave running jobs
 	 * where they are. */
 	std::vector<const Job *> cand;
+	std::vector<std::size_t> slot;
 	cand.reserve(jobs.size());
-	for (const Job *j : jobs) {
+	slot.reserve(jobs.size());
+	for (std::size_t s = 0; s < jobs.size(); s++) {
+		const Job *j = jobs[s];
 		if (j->state == JobState::Running && !opt_.preemptive) {
 			if (!free.take(j->placement))
 				free.place(j->alloc, opt_.placement);
+			if (sparse)
+				continue;
 			Decision &d = plan.add(j->id, Action::Keep, j->alloc,
 					       want ? name_ + ": running (not preemptive)"
 						    : std::string());
+			d.slot = (std::ptrdiff_t)s;
 			if (want)
 				d.placement = j->placement;
 			continue;
 		}
 		cand.push_back(j);
+		slot.push_back(s);
 	}
 	std::vector<Rank> ranks;
 	ranks.reserve(cand.size());
@@ -105,28 +128,37 @@ Plan QueuePolicy::decide(const Snapshot &snap)
 		  << position << " of " << cand.size() << tail;
 		return s.str();
 	};
+	/* Add a decision unless it is a Keep or Hold the caller can do
+	 * without. */
+	auto add = [&](size_t i, Action a, int gpus, std::string reason,
+		       Placement p = {}) {
+		if (sparse && (a == Action::Keep || a == Action::Hold))
+			return;
+		Decision &d = plan.add(cand[i]->id, a, gpus, std::move(reason));
+		d.slot = (std::ptrdiff_t)slot[i];
+		d.placement = std::move(p);
+	};
 	for (size_t i : order) {
 		const Job &j = *cand[i];
 		position++;
 		bool running = j.state == JobState::Running;
 
 		if (!chosen[i]) {
-			plan.add(j.id, running ? Action::Preempt : Action::Hold,
-				 j.gpus, why(j, i, "; outside the GPU quota"));
+			add(i, running ? Action::Preempt : Action::Hold, j.gpus,
+			    why(j, i, "; outside the GPU quota"));
 			continue;
 		}
 		if (opt_.discipline == Discipline::Quota && running &&
 		    !opt_.replace) {
-			Decision &d = plan.add(j.id, Action::Keep, j.alloc,
-					       why(j, i, ""));
-			d.placement = j.placement;
+			add(i, Action::Keep, j.alloc, why(j, i, ""),
+			    j.placement);
 			continue;
 		}
 		if (blocked && !running) {
-			plan.add(j.id, Action::Hold, j.gpus,
-				 want ? why(j, i, "; waiting behind job " +
-						std::to_string(blocker))
-				      : std::string());
+			add(i, Action::Hold, j.gpus,
+			    want ? why(j, i, "; waiting behind job " +
+					     std::to_string(blocker))
+				 : std::string());
 			continue;
 		}
 		std::optional<Placement> p;
@@ -138,21 +170,18 @@ Plan QueuePolicy::decide(const Snapshot &snap)
 			Action a = !running ? Action::Start
 				   : *p == j.placement ? Action::Keep
 						       : Action::Resize;
-			plan.add(j.id, a, j.gpus, why(j, i, "")).placement =
-				std::move(*p);
+			add(i, a, j.gpus, why(j, i, ""), std::move(*p));
 			continue;
 		}
-		plan.add(j.id, running ? Action::Preempt : Action::Hold, j.gpus,
-			 want ? why(j, i, "; " + fmt_fit(j.gpus, free.free_total()))
-			      : std::string());
+		add(i, running ? Action::Preempt : Action::Hold, j.gpus,
+		    want ? why(j, i, "; " + fmt_fit(j.gpus, free.free_total()))
+			 : std::string());
 		if (opt_.discipline == Discipline::Block && !running &&
 		    !blocked) {
 			blocked = true;
 			blocker = j.id;
 		}
 	}
-	plan.wake_at = wake_at(snap);
-	return plan;
 }
 
 } /* namespace tidal */

@@ -18,7 +18,16 @@
  *
  * Non-preemptive policies rank only pending jobs; running jobs keep their
  * GPUs.  Preemptive ones rank everything and preempt running jobs that lose
- * their place.  Parameters (Key=Value, prefix = policy name):
+ * their place.
+ *
+ * A replay asks at every event, mostly with one new job or none pending.
+ * With Snapshot::changes_only and Snapshot::free, decide() answers from the
+ * replay's free map and looks at pending jobs (and, when preemptive, at the
+ * running jobs ranked behind them) instead of rebuilding everything; the
+ * plan is the full walk's less its Keep and Hold decisions
+ * (queue_policy_changes.cc).
+ *
+ * Parameters (Key=Value, prefix = policy name):
  *
  *   Placement=consolidated|switch-aware|first-fit|best-fit|count|most-free
  *   Discipline=skip|block|quota
@@ -33,6 +42,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/placement.h"
@@ -69,6 +79,9 @@ public:
 	}
 	std::string name() const override { return name_; }
 	Plan decide(const Snapshot &snap) override;
+	/* Re-placing (Replace=yes) moves running jobs even with none
+	 * pending; otherwise nothing changes without a pending job. */
+	bool idle_without_pending() const override { return !opt_.replace; }
 
 	const QueueOptions &options() const { return opt_; }
 
@@ -80,8 +93,26 @@ protected:
 	virtual Time wake_at(const Snapshot &snap) const;
 
 private:
+	/* The full walk over every job. */
+	void decide_all(const Snapshot &snap, Plan &plan);
+	/* The short walks (queue_policy_changes.cc). */
+	void decide_pending(const Snapshot &snap, Plan &plan);
+	void decide_behind(const Snapshot &snap, Plan &plan);
+	/* (pending jobs ranked before it, slot) of a running job */
+	using Behind = std::vector<std::pair<std::size_t, std::size_t>>;
+	void take_back(const Snapshot &snap, FreeMap &free,
+		       Behind::iterator first, Behind::iterator last,
+		       Plan &plan);
+	/* Sort SLOTS (indices into snap.jobs, ascending) by ranks_[slot],
+	 * stably. */
+	void sort_by_rank(std::vector<std::size_t> &slots) const;
+
 	std::string name_;
 	QueueOptions opt_;
+	/* Scratch reused across calls (no state: each call overwrites it). */
+	std::vector<Rank> ranks_;
+	std::vector<std::size_t> pending_;
+	Behind behind_;
 };
 
 } /* namespace tidal */
