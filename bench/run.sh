@@ -107,6 +107,10 @@ scale_series() {
 
 main() {
 	print_machine
+	"$(dirname "$0")/anchors.sh" "$BUILD"
+	echo
+	echo "elasticflow preset growth (bench/elasticflow.sh):"
+	"$(dirname "$0")/elasticflow.sh" "$BUILD"
 	scale_series
 }
 
