@@ -29,10 +29,13 @@
 #include "plugin/sched/bridge.h"
 #include "plugin/sched/engine_state.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace tidal {
 namespace plugin {
+
+int resize_signal(const Params &p);
 
 Engine &engine()
 {
@@ -55,6 +58,11 @@ int Engine::configure(const std::string &text, const std::string &origin,
 	std::string name = lower(p.get_str("Policy", "fifo"));
 	double interval = p.get_double("CycleInterval", 2, 0.1, 3600);
 	int ctl_port = (int)p.get_long("CtlPort", 6829, 0, 65535);
+	tidal_apply_conf_t ac;
+	ac.resize_signal = resize_signal(p);
+	ac.checkpoint_timeout = p.get_double("CheckpointTimeout", 30, 0, 86400);
+	ac.reject_cancel = p.get_choice("RejectAction", "hold",
+					{"hold", "cancel"}) == "cancel";
 	const PolicyInfo *info = find_policy(name);
 	if (!info) {
 		std::string known;
@@ -74,7 +82,75 @@ int Engine::configure(const std::string &text, const std::string &origin,
 	name_ = name;
 	interval_ = interval;
 	ctl_port_ = ctl_port;
+	apply_conf_ = ac;
 	return 0;
+}
+
+/* ResizeSignal=NAME|NUMBER|none: what the batch step gets before a resize
+ * requeues it (until tidald asks the launcher to checkpoint). */
+int resize_signal(const Params &p)
+{
+	static const std::pair<const char *, int> names[] = {
+		{"none", 0}, {"usr1", 10}, {"usr2", 12}, {"term", 15},
+		{"int", 2},  {"hup", 1},   {"cont", 18}, {"urg", 23},
+	};
+	std::string v = lower(p.get_str("ResizeSignal", "usr1"));
+	if (v.rfind("sig", 0) == 0)
+		v = v.substr(3);
+	for (const auto &[n, sig] : names)
+		if (v == n)
+			return sig;
+	char *end = nullptr;
+	long n = std::strtol(v.c_str(), &end, 10);
+	if (!v.empty() && !*end && n >= 0 && n <= 64)
+		return (int)n;
+	p.get_choice("ResizeSignal", "usr1",
+		     {"none", "usr1", "usr2", "term", "int", "hup", "cont",
+		      "urg", "0..64"});
+	return 10;
+}
+
+/* "seq N" and one "memo ..." line per job remembered. */
+std::string Engine::state_dump()
+{
+	std::lock_guard<std::mutex> g(mu_);
+	std::vector<std::uint32_t> ids;
+	ids.reserve(memo_.size());
+	for (const auto &[id, m] : memo_)
+		ids.push_back(id);
+	std::sort(ids.begin(), ids.end()); /* same state, same bytes */
+	std::string out = "seq " + std::to_string(next_seq_) + "\n";
+	char buf[256];
+	for (std::uint32_t id : ids) {
+		const JobMemo &m = memo_[id];
+		std::snprintf(buf, sizeof(buf),
+			      "memo %u %llu %.17g %.17g %.17g %.17g %d %.17g\n",
+			      id, (unsigned long long)m.seq, m.submit,
+			      m.attained, m.executed, m.run_start, m.run_gpus,
+			      m.seen);
+		out += buf;
+	}
+	return out;
+}
+
+bool Engine::state_line(const std::string &line)
+{
+	std::lock_guard<std::mutex> g(mu_);
+	unsigned long long seq;
+	unsigned id;
+	JobMemo m;
+	if (std::sscanf(line.c_str(), "seq %llu", &seq) == 1) {
+		next_seq_ = std::max<std::uint64_t>(next_seq_, seq);
+		return true;
+	}
+	if (std::sscanf(line.c_str(), "memo %u %llu %lg %lg %lg %lg %d %lg",
+			&id, &seq, &m.submit, &m.attained, &m.executed,
+			&m.run_start, &m.run_gpus, &m.seen) == 8) {
+		m.seq = seq;
+		memo_[id] = m;
+		return true;
+	}
+	return false;
 }
 
 /* "job 12: elastic 2-8 GPUs, model resnet50, ..." for slurmctld's log. */
@@ -348,6 +424,29 @@ extern "C" void tidal_plan_free(tidal_plan_t *plan)
 	plan->log = nullptr;
 	plan->d = nullptr;
 	plan->n = 0;
+}
+
+extern "C" void tidal_engine_apply_conf(tidal_apply_conf_t *conf)
+{
+	engine().apply_conf(conf);
+}
+
+extern "C" char *tidal_engine_state_dump(void)
+{
+	try {
+		return tidal::plugin::dup_msg(engine().state_dump());
+	} catch (...) {
+		return nullptr;
+	}
+}
+
+extern "C" int tidal_engine_state_line(const char *line)
+{
+	try {
+		return engine().state_line(line ? line : "") ? 1 : 0;
+	} catch (...) {
+		return 0;
+	}
 }
 
 extern "C" void tidal_engine_shutdown(void)

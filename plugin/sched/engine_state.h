@@ -76,6 +76,14 @@ public:
 		std::lock_guard<std::mutex> g(mu_);
 		return name_.c_str();
 	}
+	void apply_conf(tidal_apply_conf_t *c)
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		*c = apply_conf_;
+	}
+	/* Plugin state (state.c): memo lines out, one line back in. */
+	std::string state_dump();
+	bool state_line(const std::string &line);
 	void shutdown()
 	{
 		std::lock_guard<std::mutex> g(mu_);
@@ -98,6 +106,7 @@ private:
 	std::string name_;
 	double interval_ = 2;
 	int ctl_port_ = 6829;
+	tidal_apply_conf_t apply_conf_ = {10, 30, 0}; /* SIGUSR1, 30 s, hold */
 	std::vector<std::string> node_names_;
 	std::unordered_map<std::uint32_t, JobMemo> memo_;
 	std::uint64_t next_seq_ = 0;
