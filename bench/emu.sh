@@ -11,7 +11,8 @@ emu="$build/tidal-emu"
 [ -x "$emu" ] || { echo "bench/emu.sh: $emu not built (no Slurm source tree?)"; exit 0; }
 cycles=${EMU_CYCLES:-30}
 echo "== sched/tidal cycle over the emulator ($(nproc) CPUs, $(uname -m)); $cycles cycles each"
-echo "policy          jobs  nodes  seen   (times in ms)"
+echo "                                 wall ms                      | CPU ms (this thread)"
+echo "policy         jobs nodes   seen |  hold p50 hold p99 decide p99 | hold p50 hold p99 | dec. p50 dec. p99 dec. max"
 for policy in fifo tiresias elastic-edf; do
 	for scale in "1000 100" "10000 100" "10000 1000" "30000 3000"; do
 		set -- $scale

@@ -143,14 +143,17 @@ static int _start(job_record_t *job_ptr, bitstr_t *ok)
 static void _set_reason(job_record_t *job_ptr, const char *prefix,
 			const char *reason)
 {
+	const char *why = reason[0] ? reason : "waiting";
+	size_t plen = strlen(prefix);
 	char *desc = NULL;
 
-	xstrfmtcat(desc, "%s%s", prefix, reason[0] ? reason : "waiting");
-	if (job_ptr->state_reason == WAIT_RESOURCES &&
-	    !xstrcmp(job_ptr->state_desc, desc)) {
-		xfree(desc);
+	/* Most held jobs keep their reason from cycle to cycle: compare
+	 * before formatting (this runs under the job write lock). */
+	if (job_ptr->state_reason == WAIT_RESOURCES && job_ptr->state_desc &&
+	    !strncmp(job_ptr->state_desc, prefix, plen) &&
+	    !strcmp(job_ptr->state_desc + plen, why))
 		return;
-	}
+	xstrfmtcat(desc, "%s%s", prefix, why);
 	job_ptr->state_reason = WAIT_RESOURCES;
 	xfree(job_ptr->state_desc);
 	job_ptr->state_desc = desc;

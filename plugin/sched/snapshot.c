@@ -143,7 +143,10 @@ static void _job_alloc(job_record_t *job_ptr, tidal_job_t *j,
 
 	j->alloc_node = xcalloc(n + 1, sizeof(int));
 	j->alloc_gpus = xcalloc(n + 1, sizeof(int));
-	for (int i = 0; n && i < node_record_count && j->n_alloc < n; i++)
+	/* From the first set bit: a job's nodes are few and near each other,
+	 * the node table may be thousands long. */
+	for (int i = n ? bit_ffs(job_ptr->node_bitmap) : node_record_count;
+	     i >= 0 && i < node_record_count && j->n_alloc < n; i++)
 		if (bit_test(job_ptr->node_bitmap, i))
 			j->alloc_node[j->n_alloc++] = snap_of[i];
 	if (!job_ptr->gres_list_alloc)

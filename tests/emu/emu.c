@@ -358,13 +358,15 @@ int emu_cycle(emu_times_t *t)
 	tidal_snap_t snap;
 	tidal_plan_t plan;
 	tidal_apply_conf_t conf;
-	struct timespec t0, t1, t2, t3;
+	struct timespec t0, t1, t2, t3, c0, c1, c2, c3;
 	char *msg = NULL;
 	int started;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 	tidal_snapshot_take(&snap);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 	if (tidal_engine_decide(&snap, &plan, &msg)) {
 		fprintf(stderr, "tidal-emu: %s\n", msg ? msg : "decide failed");
 		free(msg);
@@ -372,14 +374,18 @@ int emu_cycle(emu_times_t *t)
 		return -1;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t2);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c2);
 	tidal_engine_apply_conf(&conf);
 	started = tidal_plan_apply(&snap, &plan, &conf);
 	clock_gettime(CLOCK_MONOTONIC, &t3);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c3);
 	if (t) {
 		t->snapshot_ms = _ms(t0, t1);
 		t->decide_ms = _ms(t1, t2);
 		t->apply_ms = _ms(t2, t3);
 		t->jobs = snap.n_jobs;
+		t->hold_cpu_ms = _ms(c0, c1) + _ms(c2, c3);
+		t->decide_cpu_ms = _ms(c1, c2);
 	}
 	tidal_plan_free(&plan);
 	tidal_snapshot_free(&snap);

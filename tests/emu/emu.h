@@ -23,7 +23,8 @@ typedef struct {
 } emu_job_spec_t;
 
 typedef struct {
-	double snapshot_ms, decide_ms, apply_ms;
+	double snapshot_ms, decide_ms, apply_ms; /* wall */
+	double hold_cpu_ms, decide_cpu_ms;       /* this thread's CPU time */
 	int jobs;
 } emu_times_t;
 
