@@ -338,8 +338,24 @@ void Engine::record(const tidal_snap_t &s, const std::vector<Job> &jobs,
 	last_.decide_ms = decide_ms;
 	last_.jobs.clear();
 	node_names_.resize(s.n_nodes);
-	for (int i = 0; i < s.n_nodes; i++)
-		node_names_[i] = s.nodes[i].name;
+	last_.nodes.assign(s.n_nodes, NodeView());
+	for (int i = 0; i < s.n_nodes; i++) {
+		const tidal_node_t &b = s.nodes[i];
+		NodeView &n = last_.nodes[i];
+		node_names_[i] = n.name = b.name;
+		n.up = b.up != 0;
+		n.gpus_total = b.gpus_total;
+		n.gpus_other = std::max(0, b.gpus_total - b.gpus);
+		if (b.switch_id >= 0 && b.switch_id < s.n_switches)
+			n.leaf_switch = s.switches[b.switch_id].name;
+	}
+	for (const Job &j : jobs)
+		for (const NodeShare &ns : j.placement)
+			if (ns.node >= 0 && ns.node < s.n_nodes && ns.gpus > 0) {
+				last_.nodes[ns.node].gpus_alloc += ns.gpus;
+				last_.nodes[ns.node].jobs.emplace_back(
+					(std::uint32_t)j.id, ns.gpus);
+			}
 	last_.jobs.reserve(jobs.size());
 	for (size_t i = 0; i < jobs.size(); i++) {
 		JobView v;

@@ -44,11 +44,23 @@ struct JobView {
 	bool decided = false;
 };
 
+/* One node as tidalctl shows it. */
+struct NodeView {
+	std::string name;
+	std::string leaf_switch;
+	bool up = true;
+	int gpus_total = 0; /* configured */
+	int gpus_other = 0; /* held by jobs Tidal does not see */
+	int gpus_alloc = 0; /* held by running jobs Tidal sees */
+	std::vector<std::pair<std::uint32_t, int>> jobs; /* job, GPUs */
+};
+
 /* The last cycle, for tidalctl. */
 struct LastCycle {
 	double now = 0;
 	double decide_ms = 0;
 	std::vector<JobView> jobs;
+	std::vector<NodeView> nodes;
 };
 
 class Engine {
