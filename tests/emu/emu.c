@@ -35,6 +35,8 @@
  *   cycle [N]                    N scheduling cycles (default 1), then print
  *   end ID                       running job ID completes
  *   advance S                    the clock moves S seconds
+ *   restart [corrupt]            the plugin starts afresh and loads its
+ *                                state (corrupt: torn state file first)
  *
  * Output, after each cycle:  "job ID STATE gpus=G nodes=A,B signals=S
  * reason=..."; tests/emu/test_*.sh grep it.
@@ -46,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "slurm/slurm_errno.h"
 
@@ -412,6 +415,29 @@ void emu_print(FILE *out)
 	}
 }
 
+static char *emu_conf, *emu_state_dir;
+
+void emu_restart(bool corrupt)
+{
+	char *msg = NULL;
+
+	if (corrupt) { /* cut the completion marker off, as a torn write would */
+		char *path = xstrdup_printf("%s/tidal_state", emu_state_dir);
+		FILE *f = fopen(path, "r+");
+		if (f) {
+			fseek(f, 0, SEEK_END);
+			if (ftruncate(fileno(f), MAX(ftell(f) - 20, 0)))
+				perror(path);
+			fclose(f);
+		}
+		xfree(path);
+	}
+	tidal_engine_shutdown();
+	tidal_engine_configure(emu_conf, "tidal.conf", &msg);
+	free(msg);
+	tidal_state_load();
+}
+
 void emu_init(const char *conf_text, const char *state_dir, bool verbose)
 {
 	log_options_t opts = LOG_OPTS_STDERR_ONLY;
@@ -420,6 +446,8 @@ void emu_init(const char *conf_text, const char *state_dir, bool verbose)
 	opts.stderr_level = verbose ? LOG_LEVEL_INFO : LOG_LEVEL_ERROR;
 	log_init("tidal-emu", opts, 0, NULL);
 	slurm_conf.state_save_location = xstrdup(state_dir);
+	emu_conf = xstrdup(conf_text);
+	emu_state_dir = xstrdup(state_dir);
 	slurm_conf.sched_params = xstrdup("defer,sched_interval=-1");
 	if (tidal_engine_configure(conf_text, "tidal.conf", &msg))
 		fprintf(stderr, "tidal-emu: %s\n", msg ? msg : "bad conf");

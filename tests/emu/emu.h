@@ -37,5 +37,8 @@ void emu_advance(double secs);
  * -1 if decide failed. */
 int emu_cycle(emu_times_t *times);
 void emu_print(FILE *out);
+/* As if slurmctld restarted: the engine forgets, then loads the state
+ * file (CORRUPT: with its end marker cut off first). */
+void emu_restart(bool corrupt);
 
 #endif /* TIDAL_TESTS_EMU_H */

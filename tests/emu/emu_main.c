@@ -86,6 +86,8 @@ static int run_file(const char *file, const char *state_dir, bool verbose)
 		} else if (!strcmp(cmd, "advance") &&
 			   sscanf(buf, "advance %d", &a) == 1) {
 			emu_advance(a);
+		} else if (!strcmp(cmd, "restart")) {
+			emu_restart(strstr(buf, "corrupt") != NULL);
 		} else if (!strcmp(cmd, "cycle")) {
 			sscanf(buf, "cycle %d", &n);
 			for (int i = 0; i < n; i++) {
@@ -97,7 +99,7 @@ static int run_file(const char *file, const char *state_dir, bool verbose)
 			emu_print(stdout);
 		} else {
 			die(file, line, "unknown command (nodes, conf, job, "
-					"cycle, end, advance)");
+					"cycle, end, advance, restart)");
 		}
 	}
 	fclose(f);
