@@ -36,6 +36,13 @@ assert r["ok"] and r["version"] == 1 and len(r["records"]) == 2'
 check "--json parses, 2 records" json_ok < <("$TIDALCTL" --json show jobs)
 out=$("$TIDALCTL" explain "$a"); echo "$out"
 check "explain: placement of the running job" grep -q "Placement=n" <<<"$out"
+out=$("$TIDALCTL" -o show nodes); echo "$out"
+check "show nodes: a record per node" test "$(echo "$out" | grep -c '^NodeName=n')" -eq 4
+check "show nodes: A holds n1's 8 GPUs" \
+	grep -Eq "^NodeName=n1 State=UP GPUs=8 AllocGPUs=8 OtherGPUs=0 FreeGPUs=0 Switch=s1 Jobs=$a:8" <<<"$out"
+check "show nodes: n4 is free" grep -q "^NodeName=n4 .*FreeGPUs=8 .*Jobs=None" <<<"$out"
+check "show nodes: non-admins see others' jobs counted, not named" \
+	grep -q "Jobs=1 other" < <(runuser -u nobody -- "$TIDALCTL" -o show nodes)
 check "show policy: fifo" grep -q "Policy=fifo" < <("$TIDALCTL" show policy)
 check "conf/tidal.conf's parameters are in force" \
 	grep -q "tiresias.thresholds=3600,36000" < <("$TIDALCTL" show policy)
