@@ -259,6 +259,19 @@ static void _apply_resize(const tidal_snap_t *snap, const tidal_decision_t *d,
 	tidal_resize_begin(job_ptr, d->gpus, _decision_nodes(d), conf, now);
 }
 
+/* The policy keeps JOB_PTR at its size now: a resize still waiting for its
+ * checkpoint is called off (the job was only signalled, never stopped). */
+static void _call_off_resize(job_record_t *job_ptr)
+{
+	tidal_resize_t *r = tidal_resize_find(job_ptr->job_id);
+
+	if (r && r->phase == TIDAL_RS_CHECKPOINT && IS_JOB_RUNNING(job_ptr)) {
+		info("sched/tidal: resize of %pJ to %d GPUs called off: the policy keeps it as it is",
+		     job_ptr, r->gpus);
+		tidal_resize_forget(job_ptr->job_id);
+	}
+}
+
 static void _apply_reject(const tidal_decision_t *d, job_record_t *job_ptr,
 			  const tidal_apply_conf_t *conf, time_t now)
 {
@@ -289,8 +302,6 @@ extern int tidal_plan_apply(const tidal_snap_t *snap, const tidal_plan_t *plan,
 	time_t now = time(NULL);
 	int started = 0;
 
-	tidal_resize_advance(conf, now);
-
 	/* Preemptions first: they free the GPUs the starts were planned on
 	 * only once the job has completed, so their starts wait a cycle. */
 	for (int i = 0; i < plan->n; i++) {
@@ -302,7 +313,12 @@ extern int tidal_plan_apply(const tidal_snap_t *snap, const tidal_plan_t *plan,
 			_apply_preempt(d, job_ptr);
 		else if (d->action == TIDAL_RESIZE)
 			_apply_resize(snap, d, job_ptr, conf, now);
+		else if (d->action == TIDAL_KEEP)
+			_call_off_resize(job_ptr);
 	}
+	/* After the decisions, so that a resize the policy no longer wants
+	 * is called off before its requeue. */
+	tidal_resize_advance(conf, now);
 	for (int i = 0; i < plan->n; i++) {
 		const tidal_decision_t *d = &plan->d[i];
 		job_record_t *job_ptr = find_job_record(d->job);

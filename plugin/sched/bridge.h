@@ -131,8 +131,9 @@ int tidal_engine_decide(const tidal_snap_t *snap, tidal_plan_t *plan,
 			char **msg);
 void tidal_plan_free(tidal_plan_t *plan);
 void tidal_engine_apply_conf(tidal_apply_conf_t *conf);
-/* The engine's part of the plugin state: lines (malloc'd), see state.c. */
-char *tidal_engine_state_dump(void);
+/* The engine's part of the plugin state: lines (malloc'd), see state.c;
+ * NULL if unchanged since the last dump, unless FORCE. */
+char *tidal_engine_state_dump(int force);
 /* Take back one line written by tidal_engine_state_dump; RET 1 if it was
  * the engine's. */
 int tidal_engine_state_line(const char *line);

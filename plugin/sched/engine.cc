@@ -110,16 +110,21 @@ int resize_signal(const Params &p)
 	return 10;
 }
 
-/* "seq N" and one "memo ..." line per job remembered. */
-std::string Engine::state_dump()
+/* "seq N" and one "memo ..." line per job remembered.  Only what changes
+ * when something happens is written ("seen" is the last write's), so a
+ * quiet cycle leaves the state clean and costs no formatting. */
+bool Engine::state_dump(std::string *out, bool force)
 {
 	std::lock_guard<std::mutex> g(mu_);
+	if (!state_dirty_ && !force)
+		return false;
+	state_dirty_ = false;
 	std::vector<std::uint32_t> ids;
 	ids.reserve(memo_.size());
 	for (const auto &[id, m] : memo_)
 		ids.push_back(id);
 	std::sort(ids.begin(), ids.end()); /* same state, same bytes */
-	std::string out = "seq " + std::to_string(next_seq_) + "\n";
+	*out = "seq " + std::to_string(next_seq_) + "\n";
 	char buf[256];
 	for (std::uint32_t id : ids) {
 		const JobMemo &m = memo_[id];
@@ -128,9 +133,9 @@ std::string Engine::state_dump()
 			      id, (unsigned long long)m.seq, m.submit,
 			      m.attained, m.executed, m.run_start, m.run_gpus,
 			      m.seen);
-		out += buf;
+		*out += buf;
 	}
-	return out;
+	return true;
 }
 
 bool Engine::state_line(const std::string &line)
@@ -148,6 +153,7 @@ bool Engine::state_line(const std::string &line)
 			&m.run_start, &m.run_gpus, &m.seen) == 8) {
 		m.seq = seq;
 		memo_[id] = m;
+		state_dirty_ = true;
 		return true;
 	}
 	return false;
@@ -178,6 +184,7 @@ void Engine::fill_job(const tidal_job_t &b, double now, Job *j,
 {
 	JobMemo &m = memo_[b.id];
 	if (m.seq == 0) {
+		state_dirty_ = true;
 		m.seq = ++next_seq_;
 		m.submit = b.submit;
 		if (b.max_gpus || b.model || b.batch || b.iters || b.best_effort)
@@ -188,8 +195,11 @@ void Engine::fill_job(const tidal_job_t &b, double now, Job *j,
 		m.attained += m.run_gpus * (m.seen - m.run_start);
 		m.executed += m.seen - m.run_start;
 		m.run_start = 0;
+		state_dirty_ = true;
 	}
 	if (running) {
+		if (m.run_start != b.start || m.run_gpus != b.gpus)
+			state_dirty_ = true;
 		m.run_start = b.start;
 		m.run_gpus = b.gpus;
 	}
@@ -323,7 +333,7 @@ void Engine::forget_old(double now)
 {
 	for (auto it = memo_.begin(); it != memo_.end();)
 		if (now - it->second.seen > 3600)
-			it = memo_.erase(it);
+			it = memo_.erase(it), state_dirty_ = true;
 		else
 			++it;
 }
@@ -447,10 +457,13 @@ extern "C" void tidal_engine_apply_conf(tidal_apply_conf_t *conf)
 	engine().apply_conf(conf);
 }
 
-extern "C" char *tidal_engine_state_dump(void)
+extern "C" char *tidal_engine_state_dump(int force)
 {
 	try {
-		return tidal::plugin::dup_msg(engine().state_dump());
+		std::string s;
+		if (!engine().state_dump(&s, force != 0))
+			return nullptr;
+		return tidal::plugin::dup_msg(s);
 	} catch (...) {
 		return nullptr;
 	}

@@ -93,8 +93,9 @@ public:
 		std::lock_guard<std::mutex> g(mu_);
 		*c = apply_conf_;
 	}
-	/* Plugin state (state.c): memo lines out, one line back in. */
-	std::string state_dump();
+	/* Plugin state (state.c): memo lines into *OUT unless nothing changed
+	 * since the last dump (RET false) and not FORCE; one line back in. */
+	bool state_dump(std::string *out, bool force);
 	bool state_line(const std::string &line);
 	void shutdown()
 	{
@@ -123,6 +124,7 @@ private:
 	std::unordered_map<std::uint32_t, JobMemo> memo_;
 	std::uint64_t next_seq_ = 0;
 	LastCycle last_;
+	bool state_dirty_ = true;
 	std::uint64_t cycles_ = 0;
 };
 

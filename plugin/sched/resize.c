@@ -7,7 +7,8 @@
  *   Resize decision (job running at n GPUs, target m)
  *        |  signal the batch step (ResizeSignal, e.g. USR1: "checkpoint
  *        v  now"); with ResizeSignal=none go straight on
- *   CHECKPOINT  until CheckpointTimeout has passed (or the job ended)
+ *   CHECKPOINT  until CheckpointTimeout has passed (or the job ended);
+ *        |      called off if the policy decides Keep meanwhile
  *        |  job_requeue(): the job is PENDING again and keeps its id
  *        v
  *   REQUEUED    change the pending job's GPU request to m GPUs on k nodes

@@ -13,7 +13,8 @@
  *   seq N / memo JOB ...                  engine.cc
  *   end LINES FNV1A32                     completion marker, last
  *
- * It is written after a cycle whose state differs from the last write: to
+ * It is written after a cycle that changed it (the engine keeps a dirty
+ * flag, so a quiet cycle formats nothing): to
  * tidal_state.new, fsync'd, renamed over tidal_state, and the directory
  * fsync'd, so a kill -9 at any instant leaves either the old or the new
  * file whole.  A file without its end line or with a wrong checksum is
@@ -40,7 +41,8 @@
 #define STATE_MAGIC "TIDAL-STATE"
 #define STATE_VERSION 1
 
-static char *last_written; /* body of the last write, to skip rewrites */
+static char *last_transit; /* resize.c's lines at the last write */
+static char *last_engine;  /* engine.cc's lines at the last write */
 
 static uint32_t _fnv1a(const char *s, size_t n)
 {
@@ -111,27 +113,35 @@ out:
 
 extern void tidal_state_save(void)
 {
-	char *body = NULL, *engine_lines = tidal_engine_state_dump();
+	char *transit = NULL, *engine_lines = tidal_engine_state_dump(0);
+	char *body;
 	int lines = 0;
 
-	tidal_transit_dump(&body);
-	if (engine_lines)
-		xstrcat(body, engine_lines);
-	free(engine_lines);
-	if (!body)
-		body = xstrdup("");
-	if (last_written && !xstrcmp(body, last_written)) {
-		xfree(body);
+	tidal_transit_dump(&transit);
+	if (!transit)
+		transit = xstrdup("");
+	if (!engine_lines && last_engine && !xstrcmp(transit, last_transit)) {
+		xfree(transit); /* nothing happened: the file is current */
 		return;
 	}
+	if (engine_lines || !last_engine) {
+		if (!engine_lines)
+			engine_lines = tidal_engine_state_dump(1);
+		xfree(last_engine);
+		last_engine = xstrdup(engine_lines ? engine_lines : "");
+		free(engine_lines);
+	}
+	body = xstrdup_printf("%s%s", transit, last_engine);
 	for (const char *p = body; *p; p++)
 		lines += *p == '\n';
 	if (_write_file(body, lines) == 0) {
-		xfree(last_written);
-		last_written = body;
+		xfree(last_transit);
+		last_transit = transit;
 	} else {
-		xfree(body);
+		xfree(transit);
+		xfree(last_engine); /* force a full write next time */
 	}
+	xfree(body);
 }
 
 static char *_read_file(const char *path)

@@ -39,7 +39,7 @@
  *                                state (corrupt: torn state file first)
  *
  * Output, after each cycle:  "job ID STATE gpus=G nodes=A,B signals=S
- * reason=..."; tests/emu/test_*.sh grep it.
+ * requeues=R reason=..."; tests/emu/test_*.sh grep it.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -408,9 +408,9 @@ void emu_print(FILE *out)
 		a = _gpu_state(j->gres_list_alloc);
 		for (uint32_t k = 0; a && k < a->node_cnt; k++)
 			gpus += (int)a->gres_cnt_node_alloc[k];
-		fprintf(out, "job %u %s gpus=%d nodes=%s signals=%d reason=%s\n",
+		fprintf(out, "job %u %s gpus=%d nodes=%s signals=%d requeues=%u reason=%s\n",
 			id, job_state_string(j->job_state), gpus,
-			j->nodes ? j->nodes : "-", signals[id],
+			j->nodes ? j->nodes : "-", signals[id], j->restart_cnt,
 			j->state_desc ? j->state_desc : "-");
 	}
 }

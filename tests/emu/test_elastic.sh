@@ -10,4 +10,9 @@ expect 8 '^job 2 RUNNING gpus=32 nodes=n1,n2,n3,n4 ' "and restarts at 32 GPUs"
 expect 14 '^job 3 RUNNING gpus=16 ' "deadline job starts"
 expect 14 '^job 2 RUNNING gpus=16 .*signals=2 ' "elastic job shrank to 16 for it"
 expect 15 '^job 4 CANCELLED .*TidalReject: elastic-edf.*infeasible' "infeasible deadline cancelled with the reason"
+
+emu calloff.jobs
+expect 2 '^job 2 RUNNING gpus=16 .*signals=1 requeues=0 ' "growth decided: checkpoint signal sent"
+expect 3 '^job 3 RUNNING gpus=16 ' "a rigid job takes the idle GPUs first"
+expect 9 '^job 2 RUNNING gpus=16 .*signals=1 requeues=0 ' "the resize is called off: never requeued"
 finish
