@@ -36,9 +36,9 @@ echo "start on $SLURM_JOB_NUM_NODES node(s) at $(date +%T)"
 while :; do sleep 1; done'
 submit -J rigid-a -N2 --gpus-per-node=8 --wrap 'sleep 40' >/dev/null
 sleep 2
-submit -J elastic-1 --elastic-gpus=8-32 --gpus=8 -t 50 --deadline=now+1hour \
+submit -J elastic-1 --open-mode=append --elastic-gpus=8-32 --gpus=8 -t 50 --deadline=now+1hour \
 	--wrap "$trainer" >/dev/null
-submit -J elastic-2 --elastic-gpus=4-16 --gpus=4 -t 60 --deadline=now+2hours \
+submit -J elastic-2 --open-mode=append --elastic-gpus=4-16 --gpus=4 -t 60 --deadline=now+2hours \
 	--wrap "$trainer" >/dev/null
 submit -J late -N1 --gpus-per-node=8 -t 120 --time-min=5 \
 	--deadline=now+10minutes --wrap 'sleep 30' >/dev/null
