@@ -24,6 +24,7 @@ $(BUILD)/tidal-emu: $(EMU_OBJ) $(BUILD)/libtidal-core.a
 
 ifeq ($(HAVE_SLURM_SRC),1)
 check-emu: $(BUILD)/tidal-emu
+bench: bench-emu
 endif
 
 .PHONY: bench-emu
