@@ -9,4 +9,8 @@ expect 6 '^job 1 PENDING .*tiresias: queue 1' "after a restart job 1 is still in
 expect 6 '^job 2 RUNNING gpus=1 ' "and job 2 keeps running"
 if echo "$OUT" | grep -q "no completion marker"; then pass "a torn state file is refused with a message"; else fail "torn state file not reported"; fi
 expect 9 '^job 1 RUNNING gpus=32 ' "without its state Tidal forgets job 1's service: it runs again"
+
+emu resize_restart.jobs
+expect 2 '^job 2 RUNNING gpus=16 .*signals=1 requeues=0 ' "resize under way: signal sent"
+expect 10 '^job 2 RUNNING gpus=32 .*signals=1 requeues=1 ' "after a restart the resize goes on: one requeue, 32 GPUs"
 finish
