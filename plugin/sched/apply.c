@@ -167,18 +167,19 @@ static bool _still_pending(job_record_t *job_ptr, time_t now)
 	       job_ptr->details->begin_time <= now;
 }
 
-static const tidal_job_t *_snap_job(const tidal_snap_t *snap, uint32_t id)
+static const tidal_job_t *_snap_job(const tidal_snap_t *snap,
+				    const tidal_decision_t *d)
 {
-	for (int i = 0; i < snap->n_jobs; i++)
-		if (snap->jobs[i].id == id)
-			return &snap->jobs[i];
+	if (d->snap_index >= 0 && d->snap_index < snap->n_jobs &&
+	    snap->jobs[d->snap_index].id == d->job)
+		return &snap->jobs[d->snap_index];
 	return NULL;
 }
 
 static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 			job_record_t *job_ptr, time_t now)
 {
-	const tidal_job_t *sj = _snap_job(snap, d->job);
+	const tidal_job_t *sj = _snap_job(snap, d);
 	bitstr_t *ok = NULL;
 	int rc;
 
@@ -249,7 +250,7 @@ static void _apply_resize(const tidal_snap_t *snap, const tidal_decision_t *d,
 			  job_record_t *job_ptr,
 			  const tidal_apply_conf_t *conf, time_t now)
 {
-	const tidal_job_t *sj = _snap_job(snap, d->job);
+	const tidal_job_t *sj = _snap_job(snap, d);
 
 	if (!IS_JOB_RUNNING(job_ptr) || IS_JOB_COMPLETING(job_ptr) || !sj ||
 	    d->gpus <= 0)

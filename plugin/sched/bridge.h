@@ -77,6 +77,7 @@ typedef struct {
 	tidal_node_t *nodes;
 	tidal_switch_t *switches;
 	tidal_job_t *jobs;
+	void *pool; /* snapshot.c's memory for all of the above */
 } tidal_snap_t;
 
 /* Values match core's tidal::Action. */
@@ -91,6 +92,7 @@ enum {
 
 typedef struct {
 	uint32_t job;
+	int snap_index; /* the job's index in the snapshot's jobs, -1 if none */
 	int action; /* TIDAL_* */
 	int gpus;
 	int n_shares;

@@ -316,8 +316,14 @@ int Engine::decide(const tidal_snap_t &s, tidal_plan_t *out)
 	if (!out->d)
 		throw std::bad_alloc();
 	out->n = (int)n;
-	for (int i = 0; i < out->n; i++)
+	std::unordered_map<JobId, int> index_of(jobs.size() * 2);
+	for (int i = 0; i < s.n_jobs; i++)
+		index_of[jobs[i].id] = i;
+	for (int i = 0; i < out->n; i++) {
 		copy_decision(plan.decisions[i], &out->d[i]);
+		auto it = index_of.find(plan.decisions[i].job);
+		out->d[i].snap_index = it != index_of.end() ? it->second : -1;
+	}
 	out->wake_at = std::isfinite(plan.wake_at) ? plan.wake_at : 0;
 	out->decide_ms = std::chrono::duration<double, std::milli>(
 				 std::chrono::steady_clock::now() - t0)

@@ -19,7 +19,8 @@
 #define TIDAL_PREEMPT_PREFIX "TidalPreempted: "
 #define TIDAL_REJECT_PREFIX "TidalReject: "
 
-/* Parse Tidal's options (options.h) from a job's spank_job_env into J. */
+/* Parse Tidal's options (options.h) from a job's spank_job_env into J;
+ * only while tidal_snapshot_take() runs (strings come from its pool). */
 void tidal_job_options(char **env, uint32_t n, tidal_job_t *j);
 
 /* ---- resize.c: jobs in transit (requeued by Tidal, being resized) ---- */
