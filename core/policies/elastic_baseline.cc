@@ -35,7 +35,8 @@
 #include "core/policies/elastic_baseline.h"
 #include "core/policies/queue_policy.h"
 
-namespace tidal {
+namespace tidal
+{
 
 int elastic_floor(const Job &j)
 {
@@ -49,7 +50,7 @@ int elastic_cap(const Job &j)
 
 ElasticBaseline::ElasticBaseline(std::string name, bool by_deadline,
 				 const Params &p)
-	: name_(std::move(name)), by_deadline_(by_deadline)
+    : name_(std::move(name)), by_deadline_(by_deadline)
 {
 	scheme_ = queue_options(p, QueueOptions{}).placement;
 	reject_ = p.get_bool(name_ + ".Reject", by_deadline);
@@ -98,8 +99,8 @@ std::vector<int> ElasticBaseline::targets(const std::vector<const Job *> &v,
 	for (size_t i = 0; i < v.size(); i++)
 		if (t[i] > 0 && v[i]->state == JobState::Running &&
 		    v[i]->alloc > t[i]) {
-			int add = std::min({v[i]->alloc - t[i], left,
-					    elastic_cap(*v[i]) - t[i]});
+			int add = std::min({ v[i]->alloc - t[i], left,
+					     elastic_cap(*v[i]) - t[i] });
 			t[i] += std::max(add, 0);
 			left -= std::max(add, 0);
 		}
@@ -125,7 +126,7 @@ static Placement subset(const Placement &p, int gpus)
 		if (gpus <= 0)
 			break;
 		int g = std::min(s.gpus, gpus);
-		out.push_back({s.node, g});
+		out.push_back({ s.node, g });
 		gpus -= g;
 	}
 	return out;
@@ -135,9 +136,9 @@ static Placement subset(const Placement &p, int gpus)
 static Placement merged(Placement a, const Placement &b)
 {
 	for (const NodeShare &s : b) {
-		auto it = std::find_if(a.begin(), a.end(), [&](const NodeShare &x) {
-			return x.node == s.node;
-		});
+		auto it = std::find_if(
+			a.begin(), a.end(),
+			[&](const NodeShare &x) { return x.node == s.node; });
 		if (it != a.end())
 			it->gpus += s.gpus;
 		else
@@ -151,8 +152,8 @@ Plan ElasticBaseline::decide(const Snapshot &snap)
 	Plan plan;
 	std::vector<const Job *> v = ranked(snap);
 	std::vector<bool> rejected(v.size(), false);
-	std::vector<int> t = targets(v, snap.cluster->total_gpus(), &rejected,
-				     snap.now);
+	std::vector<int> t =
+		targets(v, snap.cluster->total_gpus(), &rejected, snap.now);
 	FreeMap free(*snap.cluster);
 	std::vector<Placement> where(v.size());
 
@@ -170,8 +171,8 @@ Plan ElasticBaseline::decide(const Snapshot &snap)
 		std::ostringstream why;
 		why << name_ << ": rank " << i + 1 << " of " << v.size();
 		if (j.has_deadline())
-			why << ", deadline in " << (long long)(j.deadline - snap.now)
-			    << " s";
+			why << ", deadline in "
+			    << (long long)(j.deadline - snap.now) << " s";
 		if (rejected[i]) {
 			why << "; infeasible: needs "
 			    << (long long)time_at(j, elastic_cap(j)) << " s at "
@@ -198,13 +199,15 @@ Plan ElasticBaseline::decide(const Snapshot &snap)
 				 j.gpus, why.str());
 			continue;
 		}
-		Action a = !running ? Action::Start
-			   : got == j.alloc ? Action::Keep : Action::Resize;
+		Action a = !running	    ? Action::Start
+			   : got == j.alloc ? Action::Keep
+					    : Action::Resize;
 		if (j.max_gpus > 0)
 			why << "; elastic " << elastic_floor(j) << "-"
 			    << elastic_cap(j) << ", "
 			    << (a == Action::Resize
-					? (got > j.alloc ? "grows" : "shrinks") +
+					? (got > j.alloc ? "grows"
+							 : "shrinks") +
 						  std::string(" from ") +
 						  std::to_string(j.alloc)
 					: std::string("at"))
@@ -229,7 +232,8 @@ static PolicyRegistrar reg_elastic_edf(
 	"EDF that grows elastic jobs into idle GPUs, shrinks them for "
 	"deadline jobs and rejects infeasible deadlines",
 	[](const Params &p) {
-		return std::make_unique<ElasticBaseline>("elastic-edf", true, p);
+		return std::make_unique<ElasticBaseline>("elastic-edf", true,
+							 p);
 	});
 
 } /* namespace tidal */

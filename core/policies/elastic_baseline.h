@@ -13,14 +13,16 @@
 #include "core/placement.h"
 #include "core/policy.h"
 
-namespace tidal {
+namespace tidal
+{
 
 /* Fewest GPUs JOB can run on (elastic: MIN; rigid: its request) and the
  * most it can use (elastic: MAX; rigid: its request). */
 int elastic_floor(const Job &job);
 int elastic_cap(const Job &job);
 
-class ElasticBaseline : public Policy {
+class ElasticBaseline : public Policy
+{
 public:
 	/* BY_DEADLINE: rank by deadline first (elastic-edf). */
 	ElasticBaseline(std::string name, bool by_deadline, const Params &p);

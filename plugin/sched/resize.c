@@ -126,7 +126,8 @@ extern int tidal_set_gpu_request(job_record_t *job_ptr, int gpus, int nodes)
 	desc->job_id = job_ptr->job_id;
 	/* Keep the kind of request the user made: per node if it divides
 	 * evenly, otherwise a per-job count. */
-	if (job_ptr->tres_per_node && xstrcasestr(job_ptr->tres_per_node, "gpu")) {
+	if (job_ptr->tres_per_node &&
+	    xstrcasestr(job_ptr->tres_per_node, "gpu")) {
 		if (gpus % nodes) {
 			slurm_free_job_desc_msg(desc);
 			return ESLURM_INVALID_GRES;
@@ -184,12 +185,13 @@ extern void tidal_resize_begin(job_record_t *job_ptr, int gpus, int nodes,
 	if (conf->resize_signal > 0) {
 		int rc = job_signal(job_ptr, conf->resize_signal,
 				    KILL_JOB_BATCH, 0, false);
-		info("sched/tidal: resize %pJ to %d GPUs: signal %d sent to the batch step (%s), requeue in %.0f s",
+		info("sched/tidal: resize %pJ to %d GPUs: signal %d sent to "
+		     "the batch step (%s), requeue in %.0f s",
 		     job_ptr, gpus, conf->resize_signal,
-		     rc ? slurm_strerror(rc) : "ok",
-		     conf->checkpoint_timeout);
+		     rc ? slurm_strerror(rc) : "ok", conf->checkpoint_timeout);
 	} else {
-		info("sched/tidal: resize %pJ to %d GPUs: no checkpoint signal configured",
+		info("sched/tidal: resize %pJ to %d GPUs: no checkpoint signal "
+		     "configured",
 		     job_ptr, gpus);
 	}
 }
@@ -213,7 +215,8 @@ static bool _resize_step(tidal_resize_t *r, const tidal_apply_conf_t *conf,
 		if (now < r->since + (time_t)conf->checkpoint_timeout)
 			return true;
 		if ((rc = _requeue(job_ptr, now))) {
-			error("sched/tidal: resize of %pJ: requeue failed: %s; it keeps running at its old size",
+			error("sched/tidal: resize of %pJ: requeue failed: %s; "
+			      "it keeps running at its old size",
 			      job_ptr, slurm_strerror(rc));
 			return false;
 		}
@@ -231,7 +234,8 @@ static bool _resize_step(tidal_resize_t *r, const tidal_apply_conf_t *conf,
 		if (rc == SLURM_SUCCESS)
 			r->request_set = 1;
 		else
-			debug("sched/tidal: %pJ: GPU request not changed yet: %s",
+			debug("sched/tidal: %pJ: GPU request not changed yet: "
+			      "%s",
 			      job_ptr, slurm_strerror(rc));
 	}
 	return true;
@@ -257,10 +261,9 @@ extern void tidal_transit_dump(char **text)
 		xstrfmtcat(*text, "requeue %u %ld\n", requeued[i].job,
 			   (long)requeued[i].when);
 	for (int i = 0; i < n_resizes; i++)
-		xstrfmtcat(*text, "resize %u %d %d %d %d %ld\n",
-			   resizes[i].job, resizes[i].gpus, resizes[i].nodes,
-			   resizes[i].phase, resizes[i].request_set,
-			   (long)resizes[i].since);
+		xstrfmtcat(*text, "resize %u %d %d %d %d %ld\n", resizes[i].job,
+			   resizes[i].gpus, resizes[i].nodes, resizes[i].phase,
+			   resizes[i].request_set, (long)resizes[i].since);
 }
 
 extern int tidal_transit_load_line(const char *line)

@@ -168,19 +168,22 @@ static char *_verify(char *text, const char *path)
 	char *body, *end;
 
 	if (sscanf(text, STATE_MAGIC " %d", &version) != 1) {
-		error("sched/tidal: %s: not a Tidal state file (no %s header); ignoring it",
+		error("sched/tidal: %s: not a Tidal state file (no %s header); "
+		      "ignoring it",
 		      path, STATE_MAGIC);
 		return NULL;
 	}
 	if (version != STATE_VERSION) {
-		error("sched/tidal: %s: state version %d, this plugin reads %d; ignoring it",
+		error("sched/tidal: %s: state version %d, this plugin reads "
+		      "%d; ignoring it",
 		      path, version, STATE_VERSION);
 		return NULL;
 	}
 	body = strchr(text, '\n');
 	end = body ? strstr(body, "\nend ") : NULL;
 	if (!end || sscanf(end + 1, "end %d %x", &lines, &sum) != 2) {
-		error("sched/tidal: %s: no completion marker (truncated?); ignoring it",
+		error("sched/tidal: %s: no completion marker (truncated?); "
+		      "ignoring it",
 		      path);
 		return NULL;
 	}
@@ -191,7 +194,8 @@ static char *_verify(char *text, const char *path)
 	if (body > end) /* empty body */
 		body = end + 1, seen = 0;
 	if (seen != lines || _fnv1a(body, strlen(body)) != sum) {
-		error("sched/tidal: %s: checksum or line count wrong; ignoring it",
+		error("sched/tidal: %s: checksum or line count wrong; ignoring "
+		      "it",
 		      path);
 		return NULL;
 	}

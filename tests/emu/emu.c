@@ -106,9 +106,7 @@ bool job_independent(job_record_t *job_ptr)
 	return true;
 }
 
-void launch_job(job_record_t *job_ptr)
-{
-}
+void launch_job(job_record_t *job_ptr) {}
 
 /* slurm_free_job_desc_msg() calls it, which would load the select plugin
  * (and read slurm.conf): there is none here, and no jobinfo to free. */
@@ -117,9 +115,7 @@ int select_g_select_jobinfo_free(dynamic_plugin_data_t *jobinfo)
 	return SLURM_SUCCESS;
 }
 
-void srun_allocate(job_record_t *job_ptr)
-{
-}
+void srun_allocate(job_record_t *job_ptr) {}
 
 static gres_job_state_t *_gpu_state(List l)
 {
@@ -159,8 +155,8 @@ static void _release(job_record_t *job_ptr)
 }
 
 int select_nodes(job_record_t *job_ptr, bool test_only,
-		 bitstr_t **select_node_bitmap, char **err_msg,
-		 bool submission, uint32_t scheduler_type)
+		 bitstr_t **select_node_bitmap, char **err_msg, bool submission,
+		 uint32_t scheduler_type)
 {
 	gres_job_state_t *r = _gpu_state(job_ptr->gres_list_req), *a;
 	bitstr_t *exc = job_ptr->details->exc_node_bitmap;
@@ -408,7 +404,9 @@ void emu_print(FILE *out)
 		a = _gpu_state(j->gres_list_alloc);
 		for (uint32_t k = 0; a && k < a->node_cnt; k++)
 			gpus += (int)a->gres_cnt_node_alloc[k];
-		fprintf(out, "job %u %s gpus=%d nodes=%s signals=%d requeues=%u reason=%s\n",
+		fprintf(out,
+			"job %u %s gpus=%d nodes=%s signals=%d requeues=%u "
+			"reason=%s\n",
 			id, job_state_string(j->job_state), gpus,
 			j->nodes ? j->nodes : "-", signals[id], j->restart_cnt,
 			j->state_desc ? j->state_desc : "-");
@@ -421,7 +419,8 @@ void emu_restart(bool corrupt)
 {
 	char *msg = NULL;
 
-	if (corrupt) { /* cut the completion marker off, as a torn write would */
+	if (corrupt) { /* cut the completion marker off, as a torn write would
+			*/
 		char *path = xstrdup_printf("%s/tidal_state", emu_state_dir);
 		FILE *f = fopen(path, "r+");
 		if (f) {

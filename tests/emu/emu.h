@@ -13,18 +13,18 @@
 
 typedef struct {
 	uint32_t id;
-	int gpus;        /* per job (when per_node is 0) */
-	int per_node;    /* GPUs per node, 0 = a per-job count */
+	int gpus;     /* per job (when per_node is 0) */
+	int per_node; /* GPUs per node, 0 = a per-job count */
 	int nodes;
 	int min_gpus, max_gpus; /* --elastic-gpus, 0 = rigid */
-	double deadline; /* seconds from now, 0 = none */
-	int limit_min;   /* time limit, minutes; 0 = none */
+	double deadline;	/* seconds from now, 0 = none */
+	int limit_min;		/* time limit, minutes; 0 = none */
 	int batch;
 } emu_job_spec_t;
 
 typedef struct {
 	double snapshot_ms, decide_ms, apply_ms; /* wall */
-	double hold_cpu_ms, decide_cpu_ms;       /* this thread's CPU time */
+	double hold_cpu_ms, decide_cpu_ms;	 /* this thread's CPU time */
 	int jobs;
 } emu_times_t;
 

@@ -16,16 +16,14 @@ static void die(const char *file, int line, const char *what)
 	exit(2);
 }
 
-static void parse_job(char *args, emu_job_spec_t *s, const char *file,
-		      int line)
+static void parse_job(char *args, emu_job_spec_t *s, const char *file, int line)
 {
 	char *save = NULL, *w;
 	unsigned id;
 
 	memset(s, 0, sizeof(*s));
 	s->batch = 1;
-	if (sscanf(args, "%u %d", &id, &s->gpus) != 2 || id == 0 ||
-	    s->gpus < 0)
+	if (sscanf(args, "%u %d", &id, &s->gpus) != 2 || id == 0 || s->gpus < 0)
 		die(file, line, "job ID GPUS [key=value...] expected");
 	s->id = id;
 	strtok_r(args, " \t", &save);
@@ -38,8 +36,9 @@ static void parse_job(char *args, emu_job_spec_t *s, const char *file,
 		    sscanf(w, "batch=%d", &s->batch) == 1 ||
 		    sscanf(w, "elastic=%d-%d", &s->min_gpus, &s->max_gpus) == 2)
 			continue;
-		die(file, line, "unknown job attribute (pernode= nodes= "
-				"elastic=MIN-MAX deadline=+S limit=MIN batch=)");
+		die(file, line,
+		    "unknown job attribute (pernode= nodes= "
+		    "elastic=MIN-MAX deadline=+S limit=MIN batch=)");
 	}
 }
 
@@ -75,7 +74,8 @@ static int run_file(const char *file, const char *state_dir, bool verbose)
 		if (sscanf(buf, "%15s", cmd) != 1 || !strcmp(cmd, "conf"))
 			continue;
 		if (!strcmp(cmd, "nodes") &&
-		    sscanf(buf, "nodes %d %d", &a, &b) == 2 && a > 0 && b >= 0) {
+		    sscanf(buf, "nodes %d %d", &a, &b) == 2 && a > 0 &&
+		    b >= 0) {
 			emu_nodes(a, b);
 		} else if (!strcmp(cmd, "job")) {
 			parse_job(buf + 4, &s, file, line);
@@ -98,8 +98,9 @@ static int run_file(const char *file, const char *state_dir, bool verbose)
 			printf("-- cycle %d\n", cycle += n);
 			emu_print(stdout);
 		} else {
-			die(file, line, "unknown command (nodes, conf, job, "
-					"cycle, end, advance, restart)");
+			die(file, line,
+			    "unknown command (nodes, conf, job, "
+			    "cycle, end, advance, restart)");
 		}
 	}
 	fclose(f);
@@ -123,7 +124,7 @@ static double pct(double *v, int n, double p)
 static int bench(int jobs, int nodes, int cycles, const char *policy,
 		 const char *state_dir)
 {
-	static const int sizes[] = {1, 2, 4, 8, 8, 16, 1, 2};
+	static const int sizes[] = { 1, 2, 4, 8, 8, 16, 1, 2 };
 	unsigned seed = 12345;
 	char conf[256];
 	double *hold = calloc(cycles, sizeof(double));
@@ -137,7 +138,7 @@ static int bench(int jobs, int nodes, int cycles, const char *policy,
 	emu_init(conf, state_dir, false);
 	emu_nodes(nodes, 8);
 	for (int i = 1; i <= jobs; i++) {
-		emu_job_spec_t s = {0};
+		emu_job_spec_t s = { 0 };
 		seed = seed * 1103515245u + 12345u;
 		s.id = i;
 		s.gpus = sizes[(seed >> 16) % 8];
@@ -168,7 +169,8 @@ static int bench(int jobs, int nodes, int cycles, const char *policy,
 		decide_cpu[n] = t.decide_cpu_ms;
 		decide[n++] = t.decide_ms;
 	}
-	printf("%-12s %6d %5d %6d | %8.3f %8.3f %8.3f | %8.3f %8.3f | %8.3f %8.3f %8.3f\n",
+	printf("%-12s %6d %5d %6d | %8.3f %8.3f %8.3f | %8.3f %8.3f | %8.3f "
+	       "%8.3f %8.3f\n",
 	       policy, jobs, nodes, t.jobs, pct(hold, n, 50), pct(hold, n, 99),
 	       pct(decide, n, 99), pct(hold_cpu, n, 50), pct(hold_cpu, n, 99),
 	       pct(decide_cpu, n, 50), pct(decide_cpu, n, 99),
@@ -189,7 +191,8 @@ int main(int argc, char **argv)
 	}
 	if (argc < 2 || !mkdtemp(dir)) {
 		fprintf(stderr, "usage: tidal-emu [-v] JOBFILE\n"
-				"       tidal-emu --bench JOBS NODES CYCLES [POLICY]\n");
+				"       tidal-emu --bench JOBS NODES CYCLES "
+				"[POLICY]\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "--bench") && argc >= 5)

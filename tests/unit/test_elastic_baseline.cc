@@ -37,7 +37,7 @@ static Job running_elastic(JobId id, int min, int max, int nodes)
 	j.state = JobState::Running;
 	j.alloc = 8 * nodes;
 	for (int n = 0; n < nodes; n++)
-		j.placement.push_back({n, 8});
+		j.placement.push_back({ n, 8 });
 	return j;
 }
 
@@ -46,7 +46,7 @@ static Job running_elastic(JobId id, int min, int max, int nodes)
 static void test_grows_into_idle(void **)
 {
 	Cluster c = cluster(4, 8);
-	std::vector<Job> jobs = {running_elastic(1, 8, 32, 2)};
+	std::vector<Job> jobs = { running_elastic(1, 8, 32, 2) };
 	Plan p = make("elastic-fifo")->decide(snapshot(c, jobs, 10));
 	const Decision &d = decision(p, 1);
 	assert_int_equal(d.action, Action::Resize);
@@ -64,7 +64,7 @@ static void test_shrinks_for_deadline_job(void **)
 	Cluster c = cluster(4, 8);
 	Job d = job(2, 16, 5, 100);
 	d.deadline = 10 + 1000;
-	std::vector<Job> jobs = {running_elastic(1, 8, 32, 4), d};
+	std::vector<Job> jobs = { running_elastic(1, 8, 32, 4), d };
 	Plan p = make("elastic-edf")->decide(snapshot(c, jobs, 10));
 	assert_int_equal(decision(p, 1).action, Action::Resize);
 	assert_int_equal(decision(p, 1).gpus, 16);
@@ -72,8 +72,8 @@ static void test_shrinks_for_deadline_job(void **)
 	assert_int_equal(decision(p, 2).action, Action::Start);
 	assert_int_equal(decision(p, 2).gpus, 16);
 	assert_int_equal(decision(p, 2).placement[0].node, 2);
-	assert_non_null(strstr(decision(p, 1).reason.c_str(),
-			       "shrinks from 32"));
+	assert_non_null(
+		strstr(decision(p, 1).reason.c_str(), "shrinks from 32"));
 }
 
 /* elastic-fifo ranks by submit time.  Floors come before extras, so a
@@ -83,12 +83,12 @@ static void test_fifo_keeps_earlier_job(void **)
 {
 	Cluster c = cluster(4, 8);
 	Job d = job(2, 32, 5, 100);
-	std::vector<Job> jobs = {running_elastic(1, 8, 32, 4), d};
+	std::vector<Job> jobs = { running_elastic(1, 8, 32, 4), d };
 	Plan p = make("elastic-fifo")->decide(snapshot(c, jobs, 10));
 	assert_int_equal(decision(p, 1).action, Action::Keep);
 	assert_int_equal(decision(p, 2).action, Action::Hold);
-	assert_non_null(strstr(decision(p, 2).reason.c_str(),
-			       "needs 32 GPUs, 0 free"));
+	assert_non_null(
+		strstr(decision(p, 2).reason.c_str(), "needs 32 GPUs, 0 free"));
 }
 
 /* D needs 100 s at 8 GPUs (rigid) with 50 s left: elastic-edf rejects
@@ -98,14 +98,15 @@ static void test_rejects_infeasible_deadline(void **)
 	Cluster c = cluster(2, 8);
 	Job d = job(2, 8, 5, 100);
 	d.deadline = 10 + 50;
-	std::vector<Job> jobs = {d};
+	std::vector<Job> jobs = { d };
 	Plan p = make("elastic-edf")->decide(snapshot(c, jobs, 10));
 	assert_int_equal(decision(p, 2).action, Action::Reject);
 	assert_non_null(strstr(decision(p, 2).reason.c_str(),
 			       "infeasible: needs 100 s at 8 GPUs"));
-	assert_int_equal(decision(make("elastic-fifo")->decide(
-					  snapshot(c, jobs, 10)), 2).action,
-			 Action::Start);
+	assert_int_equal(
+		decision(make("elastic-fifo")->decide(snapshot(c, jobs, 10)), 2)
+			.action,
+		Action::Start);
 
 	jobs[0].min_gpus = 8;
 	jobs[0].max_gpus = 16;
@@ -122,11 +123,11 @@ static void test_pending_start_size_and_min_growth(void **)
 	Job r = job(1, 4, 0, 100);
 	r.state = JobState::Running;
 	r.alloc = 4;
-	r.placement = {{0, 4}};
+	r.placement = { { 0, 4 } };
 	Job e = job(2, 2, 1, 100);
 	e.min_gpus = 2;
 	e.max_gpus = 8;
-	std::vector<Job> jobs = {r, e};
+	std::vector<Job> jobs = { r, e };
 	Plan p = make("elastic-fifo")->decide(snapshot(c, jobs, 10));
 	assert_int_equal(decision(p, 1).action, Action::Keep);
 	assert_int_equal(decision(p, 2).action, Action::Start);
@@ -136,8 +137,8 @@ static void test_pending_start_size_and_min_growth(void **)
 	e7.state = JobState::Running;
 	e7.alloc = 7;
 	e7.gpus = 7;
-	e7.placement = {{0, 7}};
-	std::vector<Job> one = {e7};
+	e7.placement = { { 0, 7 } };
+	std::vector<Job> one = { e7 };
 	Params prm;
 	prm.set("elastic-fifo.MinGrowth", "2");
 	p = make("elastic-fifo", prm)->decide(snapshot(c, one, 10));
