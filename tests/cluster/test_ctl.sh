@@ -14,6 +14,9 @@ a=$(submit -N3 --gpus-per-node=8 --wrap 'sleep 300')
 b=$(submit -N2 --gpus-per-node=8 --wrap 'sleep 300')
 wait_state 30 "$a" RUNNING
 wait_for 20 reason_has "$b" TidalHold
+# tidalctl shows the last cycle's snapshot, taken before its starts: wait
+# for a cycle that saw A running.
+wait_for 20 eval "'$TIDALCTL' -o show job $a | grep -q State=RUNNING"
 
 out=$("$TIDALCTL" show jobs); echo "$out"
 check "show jobs: a record per job" \
