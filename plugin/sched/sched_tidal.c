@@ -31,6 +31,7 @@
 #include "src/common/xstring.h"
 #include "src/slurmctld/locks.h"
 #include "src/slurmctld/slurmctld.h"
+#include "src/slurmctld/state_save.h"
 
 #include "plugin/sched/bridge.h"
 #include "plugin/sched/slurm_side.h"
@@ -103,6 +104,8 @@ static void _cycle(void)
 	char *msg = NULL;
 	struct timespec t0;
 	double snap_ms, apply_ms;
+	time_t before;
+	bool changed;
 	int started;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -124,9 +127,17 @@ static void _cycle(void)
 	tidal_engine_apply_conf(&conf);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	lock_slurmctld(locks);
+	before = last_job_update;
 	started = tidal_plan_apply(&snap, &plan, &conf);
+	changed = last_job_update != before;
 	unlock_slurmctld(locks);
 	apply_ms = _ms_since(&t0);
+	if (started || changed) {
+		/* As Slurm's own scheduler does after a start: without it a
+		 * kill -9 soon after could forget that the jobs started. */
+		schedule_node_save();
+		schedule_job_save();
+	}
 	tidal_state_save();
 
 	debug("sched/tidal: %d jobs, %d started; snapshot %.3f ms, decide %.3f ms, apply %.3f ms",

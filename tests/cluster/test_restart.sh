@@ -36,7 +36,7 @@ check "the state file is written with its magic and end marker" \
 show_queue
 sb=$(start_of "$b"); sc=$(start_of "$c")
 ra=$(runs "$a"); rb=$(runs "$b"); rc=$(runs "$c")
-sleep 4 # let slurmctld save its own job state too
+sleep 8 # slurmctld saves its job state within 5 s of a change (state_save.c)
 
 pid=$(cat "$T/run/slurmctld.pid")
 say "kill -9 slurmctld ($pid)"
