@@ -121,7 +121,7 @@ install: all
 
 # ---------------------------------------------------------------- demo
 
-demo: $(BUILD)/tidal-sim $(BUILD)/gen-trace
+demo: $(BUILD)/tidal-sim $(BUILD)/gen-trace plugin
 	scripts/demo.sh $(BUILD)
 
 # ---------------------------------------------------------------- cleaning

@@ -37,3 +37,4 @@ check-emu check-cluster: check-%:
 		echo "check-$*: no tests in tests/$*/ yet (they come with the sched/tidal plugin)"; exit 0; }; \
 	for t in tests/$*/test_*.sh; do BUILD=$(BUILD) bash $$t; done
 include tests/cluster/cluster.mk
+include tests/emu/emu.mk

@@ -1,7 +1,7 @@
 /*
  * tidalctl.cc - query and steer sched/tidal, in the manner of scontrol.
  *
- *   tidalctl [-o] [--json] show jobs | job ID | policy | decisions
+ *   tidalctl [-o] [--json] show jobs | job ID | nodes | policy | decisions
  *   tidalctl [-o] [--json] explain ID
  *   tidalctl set policy NAME              (root or SlurmUser)
  *
@@ -183,7 +183,7 @@ void print_record(json_object *rec, bool one_line)
 void usage(int rc)
 {
 	std::fputs("usage: tidalctl [-o|--oneliner] [--json] show jobs|job ID|"
-		   "policy|decisions\n"
+		   "nodes|policy|decisions\n"
 		   "       tidalctl [-o] [--json] explain JOBID\n"
 		   "       tidalctl set policy NAME   (root or SlurmUser)\n",
 		   rc ? stderr : stdout);
@@ -260,7 +260,9 @@ int main(int argc, char **argv)
 	if (!as_json && json_object_object_get_ex(r, "records", &records)) {
 		size_t n = json_object_array_length(records);
 		if (n == 0 && words[0] == "show")
-			std::puts("No jobs under Tidal");
+			std::puts(words.size() > 1 && words[1] == "nodes"
+					  ? "No nodes seen yet"
+					  : "No jobs under Tidal");
 		for (size_t i = 0; i < n; i++)
 			print_record(json_object_array_get_idx(records, i),
 				     one_line);

@@ -11,13 +11,18 @@
  *            then select_nodes() picks the cores and GPU indices there and
  *            launch_job() sends the batch script.
  *   Hold     Reason (state_desc) = "TidalHold: " + the policy's reason.
+ *            An elastic job started at another size than it asked for
+ *            first has its GPU request changed (resize.c).
  *   Preempt  job_requeue(); the begin-time delay Slurm adds is undone on
  *            the next snapshot so the job can start again at once.
- *   Resize   not applied yet (logged): elastic resizes are future work.
- *   Reject   held with "TidalReject: " + reason.
+ *   Resize   the machine in resize.c: checkpoint signal, requeue, new GPU
+ *            request, restart; one step per cycle.
+ *   Reject   held with "TidalReject: " + reason, or, with
+ *            RejectAction=cancel, cancelled with that Reason.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
+#include <signal.h>
 #include <string.h>
 #include <time.h>
 
@@ -37,48 +42,6 @@
 
 #include "plugin/sched/bridge.h"
 #include "plugin/sched/slurm_side.h"
-
-/* Jobs Tidal requeued, until they run again. */
-#define MAX_REQUEUED 4096
-static struct {
-	uint32_t job;
-	time_t when;
-} requeued[MAX_REQUEUED];
-static int n_requeued;
-
-static void _note_requeue(uint32_t job, time_t when)
-{
-	if (n_requeued < MAX_REQUEUED) {
-		requeued[n_requeued].job = job;
-		requeued[n_requeued++].when = when;
-	}
-}
-
-static void _forget_requeue(uint32_t job)
-{
-	for (int i = 0; i < n_requeued; i++)
-		if (requeued[i].job == job)
-			requeued[i] = requeued[--n_requeued];
-}
-
-extern void tidal_fix_requeue_delay(job_record_t *job_ptr, time_t now)
-{
-	for (int i = 0; i < n_requeued; i++) {
-		if (requeued[i].job != job_ptr->job_id)
-			continue;
-		/* One second past the requeue keeps the new launch
-		 * credential newer than the revoked one. */
-		time_t ok = requeued[i].when + 2;
-		if (job_ptr->details->begin_time > ok)
-			job_ptr->details->begin_time = ok;
-		return;
-	}
-}
-
-extern int tidal_requeued_count(void)
-{
-	return n_requeued;
-}
 
 /* Free GPUs on NODE_PTR now; -1 if the node cannot take work. */
 static int _free_gpus(node_record_t *node_ptr)
@@ -180,14 +143,17 @@ static int _start(job_record_t *job_ptr, bitstr_t *ok)
 static void _set_reason(job_record_t *job_ptr, const char *prefix,
 			const char *reason)
 {
+	const char *why = reason[0] ? reason : "waiting";
+	size_t plen = strlen(prefix);
 	char *desc = NULL;
 
-	xstrfmtcat(desc, "%s%s", prefix, reason[0] ? reason : "waiting");
-	if (job_ptr->state_reason == WAIT_RESOURCES &&
-	    !xstrcmp(job_ptr->state_desc, desc)) {
-		xfree(desc);
+	/* Most held jobs keep their reason from cycle to cycle: compare
+	 * before formatting (this runs under the job write lock). */
+	if (job_ptr->state_reason == WAIT_RESOURCES && job_ptr->state_desc &&
+	    !strncmp(job_ptr->state_desc, prefix, plen) &&
+	    !strcmp(job_ptr->state_desc + plen, why))
 		return;
-	}
+	xstrfmtcat(desc, "%s%s", prefix, why);
 	job_ptr->state_reason = WAIT_RESOURCES;
 	xfree(job_ptr->state_desc);
 	job_ptr->state_desc = desc;
@@ -201,23 +167,38 @@ static bool _still_pending(job_record_t *job_ptr, time_t now)
 	       job_ptr->details->begin_time <= now;
 }
 
-static const tidal_job_t *_snap_job(const tidal_snap_t *snap, uint32_t id)
+static const tidal_job_t *_snap_job(const tidal_snap_t *snap,
+				    const tidal_decision_t *d)
 {
-	for (int i = 0; i < snap->n_jobs; i++)
-		if (snap->jobs[i].id == id)
-			return &snap->jobs[i];
+	if (d->snap_index >= 0 && d->snap_index < snap->n_jobs &&
+	    snap->jobs[d->snap_index].id == d->job)
+		return &snap->jobs[d->snap_index];
 	return NULL;
 }
 
 static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 			job_record_t *job_ptr, time_t now)
 {
-	const tidal_job_t *sj = _snap_job(snap, d->job);
+	const tidal_job_t *sj = _snap_job(snap, d);
 	bitstr_t *ok = NULL;
 	int rc;
 
 	if (!_still_pending(job_ptr, now))
 		return 0;
+	if (sj && sj->max_gpus && d->gpus > 0 && d->gpus != sj->gpus) {
+		/* An elastic job starts at the size the policy chose. */
+		tidal_resize_t *r = tidal_resize_find(d->job);
+		int nodes = d->n_shares > 0 ? d->n_shares : 1;
+		rc = tidal_set_gpu_request(job_ptr, d->gpus, nodes);
+		if (rc != SLURM_SUCCESS) {
+			verbose("sched/tidal: %pJ: cannot ask for %d GPUs: %s",
+				job_ptr, d->gpus, slurm_strerror(rc));
+			return 0;
+		}
+		if (r)
+			r->request_set = 1;
+		sj = NULL; /* the snapshot's request shape is stale now */
+	}
 	if (d->n_shares > 0 && !(ok = _allowed_nodes(snap, d, sj))) {
 		debug("sched/tidal: %pJ: planned GPUs are no longer free",
 		      job_ptr);
@@ -226,7 +207,7 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 	rc = _start(job_ptr, ok);
 	FREE_NULL_BITMAP(ok);
 	if (rc == SLURM_SUCCESS) {
-		_forget_requeue(job_ptr->job_id);
+		tidal_forget_requeue(job_ptr->job_id);
 		return 1;
 	}
 	verbose("sched/tidal: %pJ: start on planned nodes failed: %s",
@@ -252,11 +233,72 @@ static void _apply_preempt(const tidal_decision_t *d, job_record_t *job_ptr)
 		return;
 	}
 	info("sched/tidal: requeued %pJ: %s", job_ptr, d->reason);
-	_note_requeue(job_ptr->job_id, time(NULL));
+	tidal_note_requeue(job_ptr->job_id, time(NULL));
 	_set_reason(job_ptr, TIDAL_PREEMPT_PREFIX, d->reason);
 }
 
-extern int tidal_plan_apply(const tidal_snap_t *snap, const tidal_plan_t *plan)
+/* Distinct nodes of D's placement (at least 1). */
+static int _decision_nodes(const tidal_decision_t *d)
+{
+	int n = 0;
+	for (int k = 0; k < d->n_shares; k++)
+		n += d->share_gpus[k] > 0;
+	return n > 0 ? n : 1;
+}
+
+static void _apply_resize(const tidal_snap_t *snap, const tidal_decision_t *d,
+			  job_record_t *job_ptr,
+			  const tidal_apply_conf_t *conf, time_t now)
+{
+	const tidal_job_t *sj = _snap_job(snap, d);
+
+	if (!IS_JOB_RUNNING(job_ptr) || IS_JOB_COMPLETING(job_ptr) || !sj ||
+	    d->gpus <= 0)
+		return;
+	if (d->gpus == sj->gpus && !tidal_resize_find(d->job))
+		return; /* only moved: not worth a restart */
+	tidal_resize_begin(job_ptr, d->gpus, _decision_nodes(d), conf, now);
+}
+
+/* The policy keeps JOB_PTR at its size now: a resize still waiting for its
+ * checkpoint is called off (the job was only signalled, never stopped). */
+static void _call_off_resize(job_record_t *job_ptr)
+{
+	tidal_resize_t *r = tidal_resize_find(job_ptr->job_id);
+
+	if (r && r->phase == TIDAL_RS_CHECKPOINT && IS_JOB_RUNNING(job_ptr)) {
+		info("sched/tidal: resize of %pJ to %d GPUs called off: the policy keeps it as it is",
+		     job_ptr, r->gpus);
+		tidal_resize_forget(job_ptr->job_id);
+	}
+}
+
+static void _apply_reject(const tidal_decision_t *d, job_record_t *job_ptr,
+			  const tidal_apply_conf_t *conf, time_t now)
+{
+	char *desc = NULL;
+	int rc;
+
+	if (!_still_pending(job_ptr, now))
+		return;
+	if (!conf->reject_cancel) {
+		_set_reason(job_ptr, TIDAL_REJECT_PREFIX, d->reason);
+		return;
+	}
+	rc = job_signal(job_ptr, SIGKILL, 0, 0, false);
+	info("sched/tidal: cancelled %pJ: %s%s%s", job_ptr, d->reason,
+	     rc ? ": " : "", rc ? slurm_strerror(rc) : "");
+	/* Set after the cancel, which may reset them: the user reads why in
+	 * scontrol show job until MinJobAge. */
+	xstrfmtcat(desc, "%s%s", TIDAL_REJECT_PREFIX, d->reason);
+	job_ptr->state_reason = FAIL_DEADLINE;
+	xfree(job_ptr->state_desc);
+	job_ptr->state_desc = desc;
+	last_job_update = now;
+}
+
+extern int tidal_plan_apply(const tidal_snap_t *snap, const tidal_plan_t *plan,
+			    const tidal_apply_conf_t *conf)
 {
 	time_t now = time(NULL);
 	int started = 0;
@@ -271,9 +313,13 @@ extern int tidal_plan_apply(const tidal_snap_t *snap, const tidal_plan_t *plan)
 		if (d->action == TIDAL_PREEMPT)
 			_apply_preempt(d, job_ptr);
 		else if (d->action == TIDAL_RESIZE)
-			debug("sched/tidal: %pJ: resize to %d GPUs not applied",
-			      job_ptr, d->gpus);
+			_apply_resize(snap, d, job_ptr, conf, now);
+		else if (d->action == TIDAL_KEEP)
+			_call_off_resize(job_ptr);
 	}
+	/* After the decisions, so that a resize the policy no longer wants
+	 * is called off before its requeue. */
+	tidal_resize_advance(conf, now);
 	for (int i = 0; i < plan->n; i++) {
 		const tidal_decision_t *d = &plan->d[i];
 		job_record_t *job_ptr = find_job_record(d->job);
@@ -289,9 +335,7 @@ extern int tidal_plan_apply(const tidal_snap_t *snap, const tidal_plan_t *plan)
 					    d->reason);
 			break;
 		case TIDAL_REJECT:
-			if (_still_pending(job_ptr, now))
-				_set_reason(job_ptr, TIDAL_REJECT_PREFIX,
-					    d->reason);
+			_apply_reject(d, job_ptr, conf, now);
 			break;
 		default:
 			break;

@@ -77,6 +77,7 @@ typedef struct {
 	tidal_node_t *nodes;
 	tidal_switch_t *switches;
 	tidal_job_t *jobs;
+	void *pool; /* snapshot.c's memory for all of the above */
 } tidal_snap_t;
 
 /* Values match core's tidal::Action. */
@@ -91,6 +92,7 @@ enum {
 
 typedef struct {
 	uint32_t job;
+	int snap_index; /* the job's index in the snapshot's jobs, -1 if none */
 	int action; /* TIDAL_* */
 	int gpus;
 	int n_shares;
@@ -106,6 +108,13 @@ typedef struct {
 	double decide_ms;
 	char *log; /* malloc'd lines for slurmctld's log, or NULL */
 } tidal_plan_t;
+
+/* Settings of the apply step, from tidal.conf. */
+typedef struct {
+	int resize_signal;         /* sent to the batch step; 0 = none */
+	double checkpoint_timeout; /* seconds between signal and requeue */
+	int reject_cancel;         /* infeasible jobs: 1 cancel, 0 hold */
+} tidal_apply_conf_t;
 
 /* ---- engine.cc (C++, no Slurm) ---- */
 
@@ -123,6 +132,13 @@ const char *tidal_engine_policy(void);
 int tidal_engine_decide(const tidal_snap_t *snap, tidal_plan_t *plan,
 			char **msg);
 void tidal_plan_free(tidal_plan_t *plan);
+void tidal_engine_apply_conf(tidal_apply_conf_t *conf);
+/* The engine's part of the plugin state: lines (malloc'd), see state.c;
+ * NULL if unchanged since the last dump, unless FORCE. */
+char *tidal_engine_state_dump(int force);
+/* Take back one line written by tidal_engine_state_dump; RET 1 if it was
+ * the engine's. */
+int tidal_engine_state_line(const char *line);
 void tidal_engine_shutdown(void);
 /* TCP port for tidalctl (CtlPort, 0 = no server). */
 int tidal_engine_ctl_port(void);
@@ -142,7 +158,8 @@ void tidal_snapshot_take(tidal_snap_t *snap);
 void tidal_snapshot_free(tidal_snap_t *snap);
 /* Apply PLAN made from SNAP, re-validating each decision; caller holds
  * the locks.  RET the number of jobs started. */
-int tidal_plan_apply(const tidal_snap_t *snap, const tidal_plan_t *plan);
+int tidal_plan_apply(const tidal_snap_t *snap, const tidal_plan_t *plan,
+		     const tidal_apply_conf_t *conf);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,7 @@
  *
  *   {"version":1,"op":"show","what":"jobs"}          every job
  *   {"version":1,"op":"show","what":"job","id":12}
+ *   {"version":1,"op":"show","what":"nodes"}         GPUs per node
  *   {"version":1,"op":"show","what":"policy"}
  *   {"version":1,"op":"show","what":"decisions"}
  *   {"version":1,"op":"explain","id":12}
@@ -96,6 +97,42 @@ json_object *job_record(const JobView &v, bool full)
 	return o;
 }
 
+/* Jobs on a node as "12:8,13:4"; others' jobs hidden when PRIVATE. */
+json_object *node_record(const NodeView &n, std::uint32_t uid, bool admin,
+			 bool private_jobs, const LastCycle &last)
+{
+	json_object *o = json_object_new_object();
+	std::string jobs;
+	int hidden = 0;
+	for (const auto &[id, g] : n.jobs) {
+		bool mine = true;
+		if (private_jobs && !admin)
+			for (const JobView &v : last.jobs)
+				if (v.job.id == id)
+					mine = v.uid == uid;
+		if (!mine) {
+			hidden++;
+			continue;
+		}
+		jobs += (jobs.empty() ? "" : ",") + std::to_string(id) + ":" +
+			std::to_string(g);
+	}
+	if (hidden)
+		jobs += (jobs.empty() ? "" : ",") + std::to_string(hidden) +
+			" other";
+	put_str(o, "NodeName", n.name);
+	put_str(o, "State", n.up ? "UP" : "DOWN");
+	put_num(o, "GPUs", n.gpus_total);
+	put_num(o, "AllocGPUs", n.gpus_alloc);
+	put_num(o, "OtherGPUs", n.gpus_other);
+	put_num(o, "FreeGPUs",
+		n.up ? std::max(0, n.gpus_total - n.gpus_other - n.gpus_alloc)
+		     : 0);
+	put_str(o, "Switch", n.leaf_switch);
+	put_str(o, "Jobs", jobs);
+	return o;
+}
+
 json_object *error_reply(const std::string &msg)
 {
 	json_object *o = json_object_new_object();
@@ -168,13 +205,18 @@ std::string Engine::handle(const std::string &request, std::uint32_t uid,
 			kv += (kv.empty() ? "" : ",") + k + "=" + v;
 		put_str(o, "Parameters", kv);
 		json_object_array_add(records, o);
+	} else if (op == "show" && what == "nodes") {
+		for (const NodeView &n : last_.nodes)
+			json_object_array_add(records,
+					      node_record(n, uid, admin,
+							  private_jobs, last_));
 	} else if (op == "show" || op == "explain") {
 		bool one = op == "explain" || what == "job";
 		if (op == "show" && what != "jobs" && what != "job" &&
 		    what != "decisions") {
 			json_object_put(records);
 			return serialize(error_reply(
-				"show what? jobs, job ID, policy or decisions"));
+				"show what? jobs, job ID, nodes, policy or decisions"));
 		}
 		for (const JobView &v : last_.jobs) {
 			if (one && v.job.id != id)

@@ -29,10 +29,13 @@
 #include "plugin/sched/bridge.h"
 #include "plugin/sched/engine_state.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace tidal {
 namespace plugin {
+
+int resize_signal(const Params &p);
 
 Engine &engine()
 {
@@ -55,6 +58,11 @@ int Engine::configure(const std::string &text, const std::string &origin,
 	std::string name = lower(p.get_str("Policy", "fifo"));
 	double interval = p.get_double("CycleInterval", 2, 0.1, 3600);
 	int ctl_port = (int)p.get_long("CtlPort", 6829, 0, 65535);
+	tidal_apply_conf_t ac;
+	ac.resize_signal = resize_signal(p);
+	ac.checkpoint_timeout = p.get_double("CheckpointTimeout", 30, 0, 86400);
+	ac.reject_cancel = p.get_choice("RejectAction", "hold",
+					{"hold", "cancel"}) == "cancel";
 	const PolicyInfo *info = find_policy(name);
 	if (!info) {
 		std::string known;
@@ -74,7 +82,81 @@ int Engine::configure(const std::string &text, const std::string &origin,
 	name_ = name;
 	interval_ = interval;
 	ctl_port_ = ctl_port;
+	apply_conf_ = ac;
 	return 0;
+}
+
+/* ResizeSignal=NAME|NUMBER|none: what the batch step gets before a resize
+ * requeues it (until tidald asks the launcher to checkpoint). */
+int resize_signal(const Params &p)
+{
+	static const std::pair<const char *, int> names[] = {
+		{"none", 0}, {"usr1", 10}, {"usr2", 12}, {"term", 15},
+		{"int", 2},  {"hup", 1},   {"cont", 18}, {"urg", 23},
+	};
+	std::string v = lower(p.get_str("ResizeSignal", "usr1"));
+	if (v.rfind("sig", 0) == 0)
+		v = v.substr(3);
+	for (const auto &[n, sig] : names)
+		if (v == n)
+			return sig;
+	char *end = nullptr;
+	long n = std::strtol(v.c_str(), &end, 10);
+	if (!v.empty() && !*end && n >= 0 && n <= 64)
+		return (int)n;
+	p.get_choice("ResizeSignal", "usr1",
+		     {"none", "usr1", "usr2", "term", "int", "hup", "cont",
+		      "urg", "0..64"});
+	return 10;
+}
+
+/* "seq N" and one "memo ..." line per job remembered.  Only what changes
+ * when something happens is written ("seen" is the last write's), so a
+ * quiet cycle leaves the state clean and costs no formatting. */
+bool Engine::state_dump(std::string *out, bool force)
+{
+	std::lock_guard<std::mutex> g(mu_);
+	if (!state_dirty_ && !force)
+		return false;
+	state_dirty_ = false;
+	std::vector<std::uint32_t> ids;
+	ids.reserve(memo_.size());
+	for (const auto &[id, m] : memo_)
+		ids.push_back(id);
+	std::sort(ids.begin(), ids.end()); /* same state, same bytes */
+	*out = "seq " + std::to_string(next_seq_) + "\n";
+	char buf[256];
+	for (std::uint32_t id : ids) {
+		const JobMemo &m = memo_[id];
+		std::snprintf(buf, sizeof(buf),
+			      "memo %u %llu %.17g %.17g %.17g %.17g %d %.17g\n",
+			      id, (unsigned long long)m.seq, m.submit,
+			      m.attained, m.executed, m.run_start, m.run_gpus,
+			      m.seen);
+		*out += buf;
+	}
+	return true;
+}
+
+bool Engine::state_line(const std::string &line)
+{
+	std::lock_guard<std::mutex> g(mu_);
+	unsigned long long seq;
+	unsigned id;
+	JobMemo m;
+	if (std::sscanf(line.c_str(), "seq %llu", &seq) == 1) {
+		next_seq_ = std::max<std::uint64_t>(next_seq_, seq);
+		return true;
+	}
+	if (std::sscanf(line.c_str(), "memo %u %llu %lg %lg %lg %lg %d %lg",
+			&id, &seq, &m.submit, &m.attained, &m.executed,
+			&m.run_start, &m.run_gpus, &m.seen) == 8) {
+		m.seq = seq;
+		memo_[id] = m;
+		state_dirty_ = true;
+		return true;
+	}
+	return false;
 }
 
 /* "job 12: elastic 2-8 GPUs, model resnet50, ..." for slurmctld's log. */
@@ -102,6 +184,7 @@ void Engine::fill_job(const tidal_job_t &b, double now, Job *j,
 {
 	JobMemo &m = memo_[b.id];
 	if (m.seq == 0) {
+		state_dirty_ = true;
 		m.seq = ++next_seq_;
 		m.submit = b.submit;
 		if (b.max_gpus || b.model || b.batch || b.iters || b.best_effort)
@@ -112,8 +195,11 @@ void Engine::fill_job(const tidal_job_t &b, double now, Job *j,
 		m.attained += m.run_gpus * (m.seen - m.run_start);
 		m.executed += m.seen - m.run_start;
 		m.run_start = 0;
+		state_dirty_ = true;
 	}
 	if (running) {
+		if (m.run_start != b.start || m.run_gpus != b.gpus)
+			state_dirty_ = true;
 		m.run_start = b.start;
 		m.run_gpus = b.gpus;
 	}
@@ -230,8 +316,14 @@ int Engine::decide(const tidal_snap_t &s, tidal_plan_t *out)
 	if (!out->d)
 		throw std::bad_alloc();
 	out->n = (int)n;
-	for (int i = 0; i < out->n; i++)
+	std::unordered_map<JobId, int> index_of(jobs.size() * 2);
+	for (int i = 0; i < s.n_jobs; i++)
+		index_of[jobs[i].id] = i;
+	for (int i = 0; i < out->n; i++) {
 		copy_decision(plan.decisions[i], &out->d[i]);
+		auto it = index_of.find(plan.decisions[i].job);
+		out->d[i].snap_index = it != index_of.end() ? it->second : -1;
+	}
 	out->wake_at = std::isfinite(plan.wake_at) ? plan.wake_at : 0;
 	out->decide_ms = std::chrono::duration<double, std::milli>(
 				 std::chrono::steady_clock::now() - t0)
@@ -247,7 +339,7 @@ void Engine::forget_old(double now)
 {
 	for (auto it = memo_.begin(); it != memo_.end();)
 		if (now - it->second.seen > 3600)
-			it = memo_.erase(it);
+			it = memo_.erase(it), state_dirty_ = true;
 		else
 			++it;
 }
@@ -262,8 +354,24 @@ void Engine::record(const tidal_snap_t &s, const std::vector<Job> &jobs,
 	last_.decide_ms = decide_ms;
 	last_.jobs.clear();
 	node_names_.resize(s.n_nodes);
-	for (int i = 0; i < s.n_nodes; i++)
-		node_names_[i] = s.nodes[i].name;
+	last_.nodes.assign(s.n_nodes, NodeView());
+	for (int i = 0; i < s.n_nodes; i++) {
+		const tidal_node_t &b = s.nodes[i];
+		NodeView &n = last_.nodes[i];
+		node_names_[i] = n.name = b.name;
+		n.up = b.up != 0;
+		n.gpus_total = b.gpus_total;
+		n.gpus_other = std::max(0, b.gpus_total - b.gpus);
+		if (b.switch_id >= 0 && b.switch_id < s.n_switches)
+			n.leaf_switch = s.switches[b.switch_id].name;
+	}
+	for (const Job &j : jobs)
+		for (const NodeShare &ns : j.placement)
+			if (ns.node >= 0 && ns.node < s.n_nodes && ns.gpus > 0) {
+				last_.nodes[ns.node].gpus_alloc += ns.gpus;
+				last_.nodes[ns.node].jobs.emplace_back(
+					(std::uint32_t)j.id, ns.gpus);
+			}
 	last_.jobs.reserve(jobs.size());
 	for (size_t i = 0; i < jobs.size(); i++) {
 		JobView v;
@@ -348,6 +456,32 @@ extern "C" void tidal_plan_free(tidal_plan_t *plan)
 	plan->log = nullptr;
 	plan->d = nullptr;
 	plan->n = 0;
+}
+
+extern "C" void tidal_engine_apply_conf(tidal_apply_conf_t *conf)
+{
+	engine().apply_conf(conf);
+}
+
+extern "C" char *tidal_engine_state_dump(int force)
+{
+	try {
+		std::string s;
+		if (!engine().state_dump(&s, force != 0))
+			return nullptr;
+		return tidal::plugin::dup_msg(s);
+	} catch (...) {
+		return nullptr;
+	}
+}
+
+extern "C" int tidal_engine_state_line(const char *line)
+{
+	try {
+		return engine().state_line(line ? line : "") ? 1 : 0;
+	} catch (...) {
+		return 0;
+	}
 }
 
 extern "C" void tidal_engine_shutdown(void)

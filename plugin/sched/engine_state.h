@@ -44,11 +44,23 @@ struct JobView {
 	bool decided = false;
 };
 
+/* One node as tidalctl shows it. */
+struct NodeView {
+	std::string name;
+	std::string leaf_switch;
+	bool up = true;
+	int gpus_total = 0; /* configured */
+	int gpus_other = 0; /* held by jobs Tidal does not see */
+	int gpus_alloc = 0; /* held by running jobs Tidal sees */
+	std::vector<std::pair<std::uint32_t, int>> jobs; /* job, GPUs */
+};
+
 /* The last cycle, for tidalctl. */
 struct LastCycle {
 	double now = 0;
 	double decide_ms = 0;
 	std::vector<JobView> jobs;
+	std::vector<NodeView> nodes;
 };
 
 class Engine {
@@ -76,6 +88,15 @@ public:
 		std::lock_guard<std::mutex> g(mu_);
 		return name_.c_str();
 	}
+	void apply_conf(tidal_apply_conf_t *c)
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		*c = apply_conf_;
+	}
+	/* Plugin state (state.c): memo lines into *OUT unless nothing changed
+	 * since the last dump (RET false) and not FORCE; one line back in. */
+	bool state_dump(std::string *out, bool force);
+	bool state_line(const std::string &line);
 	void shutdown()
 	{
 		std::lock_guard<std::mutex> g(mu_);
@@ -98,10 +119,12 @@ private:
 	std::string name_;
 	double interval_ = 2;
 	int ctl_port_ = 6829;
+	tidal_apply_conf_t apply_conf_ = {10, 30, 0}; /* SIGUSR1, 30 s, hold */
 	std::vector<std::string> node_names_;
 	std::unordered_map<std::uint32_t, JobMemo> memo_;
 	std::uint64_t next_seq_ = 0;
 	LastCycle last_;
+	bool state_dirty_ = true;
 	std::uint64_t cycles_ = 0;
 };
 

@@ -7,7 +7,8 @@
  *   lock (job W, node W, part R)  tidal_snapshot_take()   snapshot.c
  *   unlock                        tidal_engine_decide()   engine.cc (C++)
  *   lock (job W, node W, part R)  tidal_plan_apply()      apply.c
- *   unlock, sleep CycleInterval (or until scontrol reconfigure)
+ *   unlock                        tidal_state_save()      state.c
+ *   sleep CycleInterval (or until scontrol reconfigure)
  *
  * With SchedulerParameters=defer,sched_interval=-1 slurmctld's own
  * scheduler starts nothing, so every start comes from here.
@@ -30,6 +31,7 @@
 #include "src/common/xstring.h"
 #include "src/slurmctld/locks.h"
 #include "src/slurmctld/slurmctld.h"
+#include "src/slurmctld/state_save.h"
 
 #include "plugin/sched/bridge.h"
 #include "plugin/sched/slurm_side.h"
@@ -98,9 +100,12 @@ static void _cycle(void)
 	};
 	tidal_snap_t snap;
 	tidal_plan_t plan;
+	tidal_apply_conf_t conf;
 	char *msg = NULL;
 	struct timespec t0;
 	double snap_ms, apply_ms;
+	time_t before;
+	bool changed;
 	int started;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -119,11 +124,21 @@ static void _cycle(void)
 		for (char *save = NULL, *l = strtok_r(plan.log, "\n", &save);
 		     l; l = strtok_r(NULL, "\n", &save))
 			info("sched/tidal: %s", l);
+	tidal_engine_apply_conf(&conf);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	lock_slurmctld(locks);
-	started = tidal_plan_apply(&snap, &plan);
+	before = last_job_update;
+	started = tidal_plan_apply(&snap, &plan, &conf);
+	changed = last_job_update != before;
 	unlock_slurmctld(locks);
 	apply_ms = _ms_since(&t0);
+	if (started || changed) {
+		/* As Slurm's own scheduler does after a start: without it a
+		 * kill -9 soon after could forget that the jobs started. */
+		schedule_node_save();
+		schedule_job_save();
+	}
+	tidal_state_save();
 
 	debug("sched/tidal: %d jobs, %d started; snapshot %.3f ms, decide %.3f ms, apply %.3f ms",
 	      snap.n_jobs, started, snap_ms, plan.decide_ms, apply_ms);
@@ -169,6 +184,7 @@ extern int init(void)
 		return SLURM_ERROR;
 	}
 	_load_config();
+	tidal_state_load();
 	stop_agent = false;
 	slurm_thread_create(&tidal_thread, _agent, NULL);
 	tidal_ctl_start(tidal_engine_ctl_port());

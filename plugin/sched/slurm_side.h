@@ -19,14 +19,49 @@
 #define TIDAL_PREEMPT_PREFIX "TidalPreempted: "
 #define TIDAL_REJECT_PREFIX "TidalReject: "
 
-/* Parse Tidal's options (options.h) from a job's spank_job_env into J. */
+/* Parse Tidal's options (options.h) from a job's spank_job_env into J;
+ * only while tidal_snapshot_take() runs (strings come from its pool). */
 void tidal_job_options(char **env, uint32_t n, tidal_job_t *j);
 
+/* ---- resize.c: jobs in transit (requeued by Tidal, being resized) ---- */
+
+enum { TIDAL_RS_CHECKPOINT = 0, TIDAL_RS_REQUEUED = 1 };
+
+typedef struct {
+	uint32_t job;
+	int gpus, nodes;  /* target */
+	int phase;        /* TIDAL_RS_* */
+	int request_set;  /* the pending job's GPU request was changed */
+	time_t since;     /* phase entered */
+} tidal_resize_t;
+
+void tidal_note_requeue(uint32_t job, time_t when);
+void tidal_forget_requeue(uint32_t job);
 /* A job Tidal requeued: Slurm delayed its begin time by the credential
  * lifetime; give it back (job write lock held). */
 void tidal_fix_requeue_delay(job_record_t *job_ptr, time_t now);
-
-/* Plugin state the apply step keeps (requeued jobs), for the state file. */
 int tidal_requeued_count(void);
+
+/* Change a pending job's GPU request to GPUS on NODES nodes (update_job
+ * with a job_desc).  RET SLURM_SUCCESS or an ESLURM code. */
+int tidal_set_gpu_request(job_record_t *job_ptr, int gpus, int nodes);
+/* Start resizing running JOB_PTR to GPUS on NODES nodes (see resize.c). */
+void tidal_resize_begin(job_record_t *job_ptr, int gpus, int nodes,
+			const tidal_apply_conf_t *conf, time_t now);
+/* Move every resize one step on; called each cycle under the locks. */
+void tidal_resize_advance(const tidal_apply_conf_t *conf, time_t now);
+tidal_resize_t *tidal_resize_find(uint32_t job);
+void tidal_resize_forget(uint32_t job);
+
+/* State lines for state.c: "requeue ..." and "resize ...". */
+void tidal_transit_dump(char **text);
+/* RET 1 if LINE was one of ours. */
+int tidal_transit_load_line(const char *line);
+void tidal_transit_clear(void);
+
+/* ---- state.c: plugin state under StateSaveLocation ---- */
+void tidal_state_load(void);
+/* Write the state if it changed since the last write. */
+void tidal_state_save(void);
 
 #endif /* TIDAL_PLUGIN_SLURM_SIDE_H */

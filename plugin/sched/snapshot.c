@@ -12,8 +12,15 @@
  * to jobs the engine does not see (completing jobs, suspended jobs) are
  * subtracted from the node so that the policy never plans on them.
  *
+ * Everything a snapshot holds (arrays, strings) comes from one pool of
+ * blocks that is handed back whole and reused by the next snapshot: the
+ * lock is held while this runs, and thousands of small allocations (and
+ * the page faults of a fresh multi-megabyte job array) were most of its
+ * cost.
+ *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -30,6 +37,60 @@
 #include "plugin/common/options.h"
 #include "plugin/sched/bridge.h"
 #include "plugin/sched/slurm_side.h"
+
+/* ---- the snapshot's memory pool ---- */
+
+typedef struct block {
+	struct block *next;
+	size_t used, cap;
+	char data[];
+} block_t;
+
+#define BLOCK_MIN (256 * 1024)
+static block_t *spare; /* blocks of freed snapshots, for the next one */
+static tidal_snap_t *cur; /* the snapshot being taken */
+
+/* N zeroed bytes, 16-aligned, from CUR's pool. */
+static void *_alloc(size_t n)
+{
+	block_t *b = cur->pool;
+
+	n = (n + 15) & ~(size_t)15;
+	if (!b || b->used + n > b->cap) {
+		block_t **pp = &spare, *nb = NULL;
+		for (; *pp; pp = &(*pp)->next)
+			if ((*pp)->cap >= n) {
+				nb = *pp;
+				*pp = nb->next;
+				break;
+			}
+		if (!nb) {
+			size_t cap = n > BLOCK_MIN ? n : BLOCK_MIN;
+			nb = xmalloc_nz(sizeof(*nb) + cap);
+			nb->cap = cap;
+		}
+		nb->used = 0;
+		nb->next = b;
+		cur->pool = b = nb;
+	}
+	void *p = b->data + b->used;
+	b->used += n;
+	memset(p, 0, n);
+	return p;
+}
+
+static char *_strdup(const char *s)
+{
+	size_t n;
+	char *p;
+
+	if (!s)
+		return NULL;
+	n = strlen(s) + 1;
+	p = _alloc(n);
+	memcpy(p, s, n);
+	return p;
+}
 
 /* GPUs configured and allocated on NODE_PTR. */
 static void _node_gpus(node_record_t *node_ptr, int *avail, int *alloc)
@@ -73,13 +134,13 @@ static void _take_nodes(tidal_snap_t *snap, int *snap_of)
 {
 	node_record_t *node_ptr;
 
-	snap->nodes = xcalloc(node_record_count + 1, sizeof(tidal_node_t));
+	snap->nodes = _alloc((node_record_count + 1) * sizeof(tidal_node_t));
 	for (int i = 0; (node_ptr = next_node(&i)); i++) {
 		tidal_node_t *n = &snap->nodes[snap->n_nodes];
 		int alloc;
 
 		snap_of[node_ptr->index] = snap->n_nodes++;
-		n->name = xstrdup(node_ptr->name);
+		n->name = _strdup(node_ptr->name);
 		n->slurm_index = node_ptr->index;
 		_node_gpus(node_ptr, &n->gpus_total, &alloc);
 		/* Made usable again below for GPUs of jobs in the snapshot. */
@@ -89,12 +150,12 @@ static void _take_nodes(tidal_snap_t *snap, int *snap_of)
 		n->switch_id = _leaf_switch(node_ptr->index);
 		n->up = _node_up(node_ptr);
 	}
-	snap->switches = xcalloc(switch_record_cnt + 1, sizeof(tidal_switch_t));
+	snap->switches = _alloc((switch_record_cnt + 1) * sizeof(tidal_switch_t));
 	for (int s = 0; s < switch_record_cnt; s++) {
 		switch_record_t *sw = &switch_record_table[s];
 		tidal_switch_t *t = &snap->switches[s];
 
-		t->name = xstrdup(sw->name);
+		t->name = _strdup(sw->name);
 		t->level = sw->level;
 		t->link = sw->link_speed;
 		t->parent = (sw->parent >= switch_record_cnt ||
@@ -141,9 +202,12 @@ static void _job_alloc(job_record_t *job_ptr, tidal_job_t *j,
 	gres_state_t *gs;
 	int n = job_ptr->node_bitmap ? bit_set_count(job_ptr->node_bitmap) : 0;
 
-	j->alloc_node = xcalloc(n + 1, sizeof(int));
-	j->alloc_gpus = xcalloc(n + 1, sizeof(int));
-	for (int i = 0; n && i < node_record_count && j->n_alloc < n; i++)
+	j->alloc_node = _alloc((n + 1) * sizeof(int));
+	j->alloc_gpus = _alloc((n + 1) * sizeof(int));
+	/* From the first set bit: a job's nodes are few and near each other,
+	 * the node table may be thousands long. */
+	for (int i = n ? bit_ffs(job_ptr->node_bitmap) : node_record_count;
+	     i >= 0 && i < node_record_count && j->n_alloc < n; i++)
 		if (bit_test(job_ptr->node_bitmap, i))
 			j->alloc_node[j->n_alloc++] = snap_of[i];
 	if (!job_ptr->gres_list_alloc)
@@ -184,10 +248,10 @@ static void _take_job(job_record_t *job_ptr, tidal_job_t *j, time_t now,
 {
 	j->id = job_ptr->job_id;
 	j->uid = job_ptr->user_id;
-	j->name = xstrdup(job_ptr->name);
-	j->user = xstrdup(uid_to_string_cached(job_ptr->user_id));
-	j->partition = xstrdup(job_ptr->part_ptr ? job_ptr->part_ptr->name
-						  : NULL);
+	j->name = _strdup(job_ptr->name);
+	j->user = _strdup(uid_to_string_cached(job_ptr->user_id));
+	j->partition = _strdup(job_ptr->part_ptr ? job_ptr->part_ptr->name
+						 : NULL);
 	j->submit = (double)job_ptr->details->submit_time;
 	j->deadline = (double)job_ptr->deadline;
 	if (job_ptr->time_limit != NO_VAL && job_ptr->time_limit != INFINITE)
@@ -205,17 +269,19 @@ static void _take_job(job_record_t *job_ptr, tidal_job_t *j, time_t now,
 extern void tidal_snapshot_take(tidal_snap_t *snap)
 {
 	time_t now = time(NULL);
-	int *snap_of = xcalloc(node_record_count + 1, sizeof(int));
+	int *snap_of;
 	ListIterator it;
 	job_record_t *job_ptr;
 
 	memset(snap, 0, sizeof(*snap));
+	cur = snap;
+	snap_of = _alloc((node_record_count + 1) * sizeof(int));
 	snap->now = (double)now;
 	for (int i = 0; i <= node_record_count; i++)
 		snap_of[i] = -1;
 	_take_nodes(snap, snap_of);
 
-	snap->jobs = xcalloc(list_count(job_list) + 1, sizeof(tidal_job_t));
+	snap->jobs = _alloc((list_count(job_list) + 1) * sizeof(tidal_job_t));
 	it = list_iterator_create(job_list);
 	while ((job_ptr = list_next(it))) {
 		if (!job_ptr->details)
@@ -227,27 +293,18 @@ extern void tidal_snapshot_take(tidal_snap_t *snap)
 			  snap);
 	}
 	list_iterator_destroy(it);
-	xfree(snap_of);
+	cur = NULL;
 }
 
 extern void tidal_snapshot_free(tidal_snap_t *snap)
 {
-	for (int i = 0; i < snap->n_nodes; i++)
-		xfree(snap->nodes[i].name);
-	for (int i = 0; i < snap->n_switches; i++)
-		xfree(snap->switches[i].name);
-	for (int i = 0; i < snap->n_jobs; i++) {
-		tidal_job_t *j = &snap->jobs[i];
-		xfree(j->name);
-		xfree(j->user);
-		xfree(j->partition);
-		xfree(j->model);
-		xfree(j->alloc_node);
-		xfree(j->alloc_gpus);
+	block_t *b = snap->pool, *next;
+
+	for (; b; b = next) { /* keep the blocks for the next snapshot */
+		next = b->next;
+		b->next = spare;
+		spare = b;
 	}
-	xfree(snap->nodes);
-	xfree(snap->switches);
-	xfree(snap->jobs);
 	memset(snap, 0, sizeof(*snap));
 }
 
@@ -264,8 +321,7 @@ extern void tidal_job_options(char **env, uint32_t n, tidal_job_t *j)
 			if (tidal_parse_range(v, &j->min_gpus, &j->max_gpus))
 				j->min_gpus = j->max_gpus = 0;
 		} else if (!xstrncmp(e, "TIDAL_TRAIN_MODEL=", 18)) {
-			xfree(j->model);
-			j->model = xstrdup(v);
+			j->model = cur ? _strdup(v) : NULL;
 		} else if (!xstrncmp(e, "TIDAL_TRAIN_BATCH=", 18)) {
 			if (!tidal_parse_count(v, 1, 1e9, &d))
 				j->batch = (int)d;

@@ -14,6 +14,9 @@ a=$(submit -N3 --gpus-per-node=8 --wrap 'sleep 300')
 b=$(submit -N2 --gpus-per-node=8 --wrap 'sleep 300')
 wait_state 30 "$a" RUNNING
 wait_for 20 reason_has "$b" TidalHold
+# tidalctl shows the last cycle's snapshot, taken before its starts: wait
+# for a cycle that saw A running.
+wait_for 20 eval "'$TIDALCTL' -o show job $a | grep -q State=RUNNING"
 
 out=$("$TIDALCTL" show jobs); echo "$out"
 check "show jobs: a record per job" \
@@ -36,6 +39,13 @@ assert r["ok"] and r["version"] == 1 and len(r["records"]) == 2'
 check "--json parses, 2 records" json_ok < <("$TIDALCTL" --json show jobs)
 out=$("$TIDALCTL" explain "$a"); echo "$out"
 check "explain: placement of the running job" grep -q "Placement=n" <<<"$out"
+out=$("$TIDALCTL" -o show nodes); echo "$out"
+check "show nodes: a record per node" test "$(echo "$out" | grep -c '^NodeName=n')" -eq 4
+check "show nodes: A holds n1's 8 GPUs" \
+	grep -Eq "^NodeName=n1 State=UP GPUs=8 AllocGPUs=8 OtherGPUs=0 FreeGPUs=0 Switch=s1 Jobs=$a:8" <<<"$out"
+check "show nodes: n4 is free" grep -q "^NodeName=n4 .*FreeGPUs=8 .*Jobs=None" <<<"$out"
+check "show nodes: non-admins see others' jobs counted, not named" \
+	grep -q "Jobs=1 other" < <(runuser -u nobody -- "$TIDALCTL" -o show nodes)
 check "show policy: fifo" grep -q "Policy=fifo" < <("$TIDALCTL" show policy)
 check "conf/tidal.conf's parameters are in force" \
 	grep -q "tiresias.thresholds=3600,36000" < <("$TIDALCTL" show policy)

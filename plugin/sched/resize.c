@@ -1,0 +1,294 @@
+/*
+ * resize.c - jobs in transit: requeued by Tidal, or being resized.
+ *
+ * An elastic resize is a small state machine, one step per cycle, so that
+ * no slurmctld lock is ever held while waiting for a job:
+ *
+ *   Resize decision (job running at n GPUs, target m)
+ *        |  signal the batch step (ResizeSignal, e.g. USR1: "checkpoint
+ *        v  now"); with ResizeSignal=none go straight on
+ *   CHECKPOINT  until CheckpointTimeout has passed (or the job ended);
+ *        |      called off if the policy decides Keep meanwhile
+ *        |  job_requeue(): the job is PENDING again and keeps its id
+ *        v
+ *   REQUEUED    change the pending job's GPU request to m GPUs on k nodes
+ *        |      (update_job with a job_desc), undo the begin-time delay
+ *        v      Slurm adds on a requeue; the policy starts it again
+ *   (done)      once it runs; a job cancelled meanwhile is forgotten
+ *
+ * A resize never loses the job: at every step it is either running or
+ * pending under the same id, and the table is saved with the plugin state
+ * (state.c) so a restarted slurmctld picks the machine up where it was.
+ *
+ * Only the plugin thread touches these tables (snapshot, apply and state
+ * save all run there; state load runs in init() before the thread starts).
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "slurm/slurm_errno.h"
+
+#include "src/common/log.h"
+#include "src/common/slurm_protocol_defs.h"
+#include "src/common/xmalloc.h"
+#include "src/common/xstring.h"
+#include "src/slurmctld/slurmctld.h"
+
+#include "plugin/sched/bridge.h"
+#include "plugin/sched/slurm_side.h"
+
+#define MAX_TRANSIT 4096
+
+static struct {
+	uint32_t job;
+	time_t when;
+} requeued[MAX_TRANSIT];
+static int n_requeued;
+
+static tidal_resize_t resizes[MAX_TRANSIT];
+static int n_resizes;
+
+extern void tidal_note_requeue(uint32_t job, time_t when)
+{
+	for (int i = 0; i < n_requeued; i++)
+		if (requeued[i].job == job) {
+			requeued[i].when = when;
+			return;
+		}
+	if (n_requeued < MAX_TRANSIT) {
+		requeued[n_requeued].job = job;
+		requeued[n_requeued++].when = when;
+	}
+}
+
+extern void tidal_forget_requeue(uint32_t job)
+{
+	for (int i = 0; i < n_requeued; i++)
+		if (requeued[i].job == job)
+			requeued[i--] = requeued[--n_requeued];
+}
+
+extern void tidal_fix_requeue_delay(job_record_t *job_ptr, time_t now)
+{
+	for (int i = 0; i < n_requeued; i++) {
+		if (requeued[i].job != job_ptr->job_id)
+			continue;
+		/* One second past the requeue keeps the new launch
+		 * credential newer than the revoked one. */
+		time_t ok = requeued[i].when + 2;
+		if (job_ptr->details->begin_time > ok)
+			job_ptr->details->begin_time = ok;
+		return;
+	}
+}
+
+extern int tidal_requeued_count(void)
+{
+	return n_requeued;
+}
+
+extern tidal_resize_t *tidal_resize_find(uint32_t job)
+{
+	for (int i = 0; i < n_resizes; i++)
+		if (resizes[i].job == job)
+			return &resizes[i];
+	return NULL;
+}
+
+static void _resize_drop(uint32_t job)
+{
+	for (int i = 0; i < n_resizes; i++)
+		if (resizes[i].job == job)
+			resizes[i--] = resizes[--n_resizes];
+}
+
+/* "gres:gpu:N" for the request strings. */
+static char *_gpu_tres(int n)
+{
+	char *s = NULL;
+	xstrfmtcat(s, "gres:gpu:%d", n);
+	return s;
+}
+
+extern int tidal_set_gpu_request(job_record_t *job_ptr, int gpus, int nodes)
+{
+	job_desc_msg_t *desc = xmalloc(sizeof(*desc));
+	slurm_msg_t msg;
+	int rc;
+
+	if (nodes < 1)
+		nodes = 1;
+	slurm_init_job_desc_msg(desc);
+	desc->job_id = job_ptr->job_id;
+	/* Keep the kind of request the user made: per node if it divides
+	 * evenly, otherwise a per-job count. */
+	if (job_ptr->tres_per_node &&
+	    xstrcasestr(job_ptr->tres_per_node, "gpu")) {
+		if (gpus % nodes) {
+			slurm_free_job_desc_msg(desc);
+			return ESLURM_INVALID_GRES;
+		}
+		desc->tres_per_node = _gpu_tres(gpus / nodes);
+	} else {
+		desc->tres_per_job = _gpu_tres(gpus);
+	}
+	desc->min_nodes = desc->max_nodes = nodes;
+	if (job_ptr->details && job_ptr->details->num_tasks < (uint32_t)nodes)
+		desc->num_tasks = nodes;
+	slurm_msg_t_init(&msg);
+	msg.msg_type = REQUEST_UPDATE_JOB;
+	msg.data = desc;
+	rc = update_job(&msg, 0, false);
+	slurm_free_job_desc_msg(desc);
+	if (rc == SLURM_SUCCESS)
+		info("sched/tidal: %pJ now asks for %d GPUs on %d node(s)",
+		     job_ptr, gpus, nodes);
+	return rc;
+}
+
+static int _requeue(job_record_t *job_ptr, time_t now)
+{
+	int rc = job_requeue(0, job_ptr->job_id, NULL, false, 0);
+	if (rc == SLURM_SUCCESS)
+		tidal_note_requeue(job_ptr->job_id, now);
+	return rc;
+}
+
+extern void tidal_resize_begin(job_record_t *job_ptr, int gpus, int nodes,
+			       const tidal_apply_conf_t *conf, time_t now)
+{
+	tidal_resize_t *r = tidal_resize_find(job_ptr->job_id);
+
+	if (r) { /* already under way: only the target may change */
+		if (r->phase == TIDAL_RS_CHECKPOINT) {
+			r->gpus = gpus;
+			r->nodes = nodes;
+		}
+		return;
+	}
+	if (!job_ptr->batch_flag || n_resizes >= MAX_TRANSIT) {
+		debug("sched/tidal: %pJ cannot be resized (not a batch job)",
+		      job_ptr);
+		return;
+	}
+	r = &resizes[n_resizes++];
+	memset(r, 0, sizeof(*r));
+	r->job = job_ptr->job_id;
+	r->gpus = gpus;
+	r->nodes = nodes;
+	r->since = now;
+	r->phase = TIDAL_RS_CHECKPOINT;
+	if (conf->resize_signal > 0) {
+		int rc = job_signal(job_ptr, conf->resize_signal,
+				    KILL_JOB_BATCH, 0, false);
+		info("sched/tidal: resize %pJ to %d GPUs: signal %d sent to "
+		     "the batch step (%s), requeue in %.0f s",
+		     job_ptr, gpus, conf->resize_signal,
+		     rc ? slurm_strerror(rc) : "ok", conf->checkpoint_timeout);
+	} else {
+		info("sched/tidal: resize %pJ to %d GPUs: no checkpoint signal "
+		     "configured",
+		     job_ptr, gpus);
+	}
+}
+
+/* One step of R's machine; RET false once R is finished. */
+static bool _resize_step(tidal_resize_t *r, const tidal_apply_conf_t *conf,
+			 time_t now)
+{
+	job_record_t *job_ptr = find_job_record(r->job);
+	int rc;
+
+	if (!job_ptr || IS_JOB_FINISHED(job_ptr)) {
+		if (job_ptr)
+			info("sched/tidal: %pJ ended during its resize",
+			     job_ptr);
+		return false;
+	}
+	if (r->phase == TIDAL_RS_CHECKPOINT) {
+		if (!IS_JOB_RUNNING(job_ptr))
+			return false; /* requeued or suspended by others */
+		if (now < r->since + (time_t)conf->checkpoint_timeout)
+			return true;
+		if ((rc = _requeue(job_ptr, now))) {
+			error("sched/tidal: resize of %pJ: requeue failed: %s; "
+			      "it keeps running at its old size",
+			      job_ptr, slurm_strerror(rc));
+			return false;
+		}
+		info("sched/tidal: resize %pJ: requeued, to restart at %d GPUs",
+		     job_ptr, r->gpus);
+		r->phase = TIDAL_RS_REQUEUED;
+		r->since = now;
+	}
+	if (IS_JOB_RUNNING(job_ptr)) {
+		info("sched/tidal: resize %pJ done: running again", job_ptr);
+		return false;
+	}
+	if (!r->request_set && IS_JOB_PENDING(job_ptr)) {
+		rc = tidal_set_gpu_request(job_ptr, r->gpus, r->nodes);
+		if (rc == SLURM_SUCCESS)
+			r->request_set = 1;
+		else
+			debug("sched/tidal: %pJ: GPU request not changed yet: "
+			      "%s",
+			      job_ptr, slurm_strerror(rc));
+	}
+	return true;
+}
+
+extern void tidal_resize_advance(const tidal_apply_conf_t *conf, time_t now)
+{
+	for (int i = 0; i < n_resizes; i++)
+		if (!_resize_step(&resizes[i], conf, now))
+			resizes[i--] = resizes[--n_resizes];
+}
+
+extern void tidal_resize_forget(uint32_t job)
+{
+	_resize_drop(job);
+}
+
+/* ---- state (state.c) ---- */
+
+extern void tidal_transit_dump(char **text)
+{
+	for (int i = 0; i < n_requeued; i++)
+		xstrfmtcat(*text, "requeue %u %ld\n", requeued[i].job,
+			   (long)requeued[i].when);
+	for (int i = 0; i < n_resizes; i++)
+		xstrfmtcat(*text, "resize %u %d %d %d %d %ld\n", resizes[i].job,
+			   resizes[i].gpus, resizes[i].nodes, resizes[i].phase,
+			   resizes[i].request_set, (long)resizes[i].since);
+}
+
+extern int tidal_transit_load_line(const char *line)
+{
+	unsigned job;
+	long when;
+	tidal_resize_t r = { 0 };
+
+	if (sscanf(line, "requeue %u %ld", &job, &when) == 2) {
+		tidal_note_requeue(job, when);
+		return 1;
+	}
+	if (sscanf(line, "resize %u %d %d %d %d %ld", &job, &r.gpus, &r.nodes,
+		   &r.phase, &r.request_set, &when) == 6) {
+		if (n_resizes < MAX_TRANSIT && !tidal_resize_find(job)) {
+			r.job = job;
+			r.since = when;
+			resizes[n_resizes++] = r;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+extern void tidal_transit_clear(void)
+{
+	n_requeued = n_resizes = 0;
+}

@@ -1,0 +1,456 @@
+/*
+ * emu.c - sched/tidal's snapshot and apply code over an emulated slurmctld.
+ *
+ * The plugin's Slurm-facing files (snapshot.c, apply.c, resize.c, state.c)
+ * are linked unchanged, with libslurmfull for Slurm's common code (lists,
+ * bitmaps, node table, job descriptors) and the slurmctld symbols they call
+ * stubbed here, in the manner of Slurm's own testsuite/slurm_unit/backfill:
+ *
+ *   job_list, find_job_record, job_independent     the job table
+ *   select_nodes    takes GPUs on the allowed nodes (not in exc_node_bitmap)
+ *                   in index order, like a one-GRES cons_tres
+ *   job_requeue     running -> pending, GPUs freed, begin time + 121 s
+ *   update_job      a pending job's tres_per_job / tres_per_node / nodes
+ *   job_signal      SIGKILL cancels; other signals are counted
+ *   time()          a clock the job file moves ("advance S")
+ *   select_g_select_jobinfo_free   no select plugin is loaded
+ *
+ * Two modes:
+ *
+ *   tidal-emu JOBFILE         run the script in JOBFILE (format below) and
+ *                             print every job after each cycle
+ *   tidal-emu --bench JOBS NODES CYCLES [POLICY]
+ *                             a synthetic cluster (NODES x 8 GPUs, JOBS
+ *                             jobs, about a third running), CYCLES cycles
+ *                             with 1% of running jobs ending between them;
+ *                             prints p50/p99/max of the lock hold (snapshot
+ *                             + apply) and of decide, in ms
+ *
+ * Job file (one command per line, '#' comments):
+ *
+ *   nodes N GPUS                 N nodes n1..nN with GPUS GPUs each
+ *   conf KEY=VALUE...            a tidal.conf line
+ *   job ID GPUS [pernode=K] [nodes=M] [elastic=MIN-MAX] [deadline=+S]
+ *          [limit=MIN] [batch=0]
+ *   cycle [N]                    N scheduling cycles (default 1), then print
+ *   end ID                       running job ID completes
+ *   advance S                    the clock moves S seconds
+ *   restart [corrupt]            the plugin starts afresh and loads its
+ *                                state (corrupt: torn state file first)
+ *
+ * Output, after each cycle:  "job ID STATE gpus=G nodes=A,B signals=S
+ * requeues=R reason=..."; tests/emu/test_*.sh grep it.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "slurm/slurm_errno.h"
+
+#include "src/common/bitstring.h"
+#include "src/common/gres.h"
+#include "src/common/list.h"
+#include "src/common/log.h"
+#include "src/common/node_conf.h"
+#include "src/common/read_config.h"
+#include "src/common/select.h"
+#include "src/common/slurm_protocol_defs.h"
+#include "src/common/slurm_topology.h"
+#include "src/common/xmalloc.h"
+#include "src/common/xstring.h"
+#include "src/slurmctld/job_scheduler.h"
+#include "src/slurmctld/node_scheduler.h"
+#include "src/slurmctld/slurmctld.h"
+#include "src/slurmctld/srun_comm.h"
+
+#include "plugin/sched/bridge.h"
+#include "plugin/sched/slurm_side.h"
+#include "tests/emu/emu.h"
+
+/* ---- the emulated slurmctld ---- */
+
+extern int last_node_index; /* node_conf.c, not in its header */
+
+List job_list;
+time_t last_job_update;
+static time_t emu_now = 1700000000;
+static job_record_t **by_id; /* index = job id */
+static uint32_t max_id;
+static part_record_t part = { .name = "gpu" };
+static int *signals; /* per job id */
+
+time_t time(time_t *t)
+{
+	if (t)
+		*t = emu_now;
+	return emu_now;
+}
+
+void emu_advance(double secs)
+{
+	emu_now += (time_t)secs;
+}
+
+job_record_t *find_job_record(uint32_t id)
+{
+	return id <= max_id ? by_id[id] : NULL;
+}
+
+bool job_independent(job_record_t *job_ptr)
+{
+	return true;
+}
+
+void launch_job(job_record_t *job_ptr) {}
+
+/* slurm_free_job_desc_msg() calls it, which would load the select plugin
+ * (and read slurm.conf): there is none here, and no jobinfo to free. */
+int select_g_select_jobinfo_free(dynamic_plugin_data_t *jobinfo)
+{
+	return SLURM_SUCCESS;
+}
+
+void srun_allocate(job_record_t *job_ptr) {}
+
+static gres_job_state_t *_gpu_state(List l)
+{
+	gres_state_t *gs = l ? list_peek(l) : NULL;
+	return gs ? gs->gres_data : NULL;
+}
+
+static gres_node_state_t *_node_gpus(node_record_t *n)
+{
+	gres_state_t *gs = list_peek(n->gres_list);
+	return gs->gres_data;
+}
+
+static List _gpu_list(gres_job_state_t *js)
+{
+	List l = list_create(NULL); /* leaked per job: the emulator is short */
+	gres_state_t *gs = xmalloc(sizeof(*gs));
+	gs->gres_name = "gpu";
+	gs->gres_data = js;
+	list_append(l, gs);
+	return l;
+}
+
+/* Free the GPUs of running JOB_PTR. */
+static void _release(job_record_t *job_ptr)
+{
+	gres_job_state_t *a = _gpu_state(job_ptr->gres_list_alloc);
+	int k = 0;
+
+	for (int i = 0; a && i < node_record_count; i++)
+		if (bit_test(job_ptr->node_bitmap, i))
+			_node_gpus(node_record_table_ptr[i])->gres_cnt_alloc -=
+				a->gres_cnt_node_alloc[k++];
+	FREE_NULL_BITMAP(job_ptr->node_bitmap);
+	job_ptr->gres_list_alloc = NULL;
+	xfree(job_ptr->nodes);
+}
+
+int select_nodes(job_record_t *job_ptr, bool test_only,
+		 bitstr_t **select_node_bitmap, char **err_msg, bool submission,
+		 uint32_t scheduler_type)
+{
+	gres_job_state_t *r = _gpu_state(job_ptr->gres_list_req), *a;
+	bitstr_t *exc = job_ptr->details->exc_node_bitmap;
+	int nodes = MAX(job_ptr->details->min_nodes, 1);
+	int per = r && r->gres_per_node ? (int)r->gres_per_node : 0;
+	int need = per ? per * nodes : r ? (int)r->gres_per_job : 0;
+	int take[node_record_count], left = need, used = 0;
+
+	memset(take, 0, sizeof(take));
+	for (int i = 0; i < node_record_count && left > 0; i++) {
+		gres_node_state_t *g = _node_gpus(node_record_table_ptr[i]);
+		int free_gpus = (int)(g->gres_cnt_avail - g->gres_cnt_alloc);
+		if ((exc && bit_test(exc, i)) || free_gpus <= 0 ||
+		    (per && free_gpus < per) || used == nodes)
+			continue;
+		take[i] = per ? per : MIN(free_gpus, left);
+		left -= take[i];
+		used++;
+	}
+	if (left > 0 || (per && used < nodes))
+		return ESLURM_NODES_BUSY;
+	if (test_only)
+		return SLURM_SUCCESS;
+	a = xmalloc(sizeof(*a));
+	a->node_cnt = used;
+	a->gres_cnt_node_alloc = xcalloc(used + 1, sizeof(uint64_t));
+	job_ptr->node_bitmap = bit_alloc(node_record_count);
+	for (int i = 0, k = 0; k < used; i++) {
+		if (!take[i])
+			continue;
+		bit_set(job_ptr->node_bitmap, i);
+		a->gres_cnt_node_alloc[k++] = take[i];
+		_node_gpus(node_record_table_ptr[i])->gres_cnt_alloc += take[i];
+		xstrfmtcat(job_ptr->nodes, "%s%s", job_ptr->nodes ? "," : "",
+			   node_record_table_ptr[i]->name);
+	}
+	job_ptr->gres_list_alloc = _gpu_list(a);
+	job_ptr->job_state = JOB_RUNNING;
+	job_ptr->start_time = emu_now;
+	return SLURM_SUCCESS;
+}
+
+int job_requeue(uid_t uid, uint32_t job_id, slurm_msg_t *msg, bool preempt,
+		uint32_t flags)
+{
+	job_record_t *job_ptr = find_job_record(job_id);
+
+	if (!job_ptr || !IS_JOB_RUNNING(job_ptr))
+		return ESLURM_JOB_NOT_RUNNING;
+	_release(job_ptr);
+	job_ptr->job_state = JOB_PENDING;
+	job_ptr->details->begin_time = emu_now + 121;
+	job_ptr->restart_cnt++;
+	return SLURM_SUCCESS;
+}
+
+int job_signal(job_record_t *job_ptr, uint16_t sig, uint16_t flags, uid_t uid,
+	       bool preempt)
+{
+	if (sig != SIGKILL) {
+		signals[job_ptr->job_id]++;
+		return SLURM_SUCCESS;
+	}
+	if (IS_JOB_RUNNING(job_ptr))
+		_release(job_ptr);
+	job_ptr->job_state = JOB_CANCELLED;
+	return SLURM_SUCCESS;
+}
+
+/* "gres:gpu:N" -> N, or -1. */
+static int _tres_gpus(const char *s)
+{
+	const char *p = s ? strrchr(s, ':') : NULL;
+	return p ? atoi(p + 1) : -1;
+}
+
+int update_job(slurm_msg_t *msg, uid_t uid, bool send_msg)
+{
+	job_desc_msg_t *d = msg->data;
+	job_record_t *job_ptr = find_job_record(d->job_id);
+	gres_job_state_t *r;
+
+	if (!job_ptr)
+		return ESLURM_INVALID_JOB_ID;
+	if (!IS_JOB_PENDING(job_ptr))
+		return ESLURM_JOB_NOT_PENDING;
+	r = _gpu_state(job_ptr->gres_list_req);
+	if (d->tres_per_job) {
+		r->gres_per_job = _tres_gpus(d->tres_per_job);
+		r->gres_per_node = 0;
+		xfree(job_ptr->tres_per_job);
+		job_ptr->tres_per_job = xstrdup(d->tres_per_job);
+	}
+	if (d->tres_per_node) {
+		r->gres_per_node = _tres_gpus(d->tres_per_node);
+		r->gres_per_job = 0;
+		xfree(job_ptr->tres_per_node);
+		job_ptr->tres_per_node = xstrdup(d->tres_per_node);
+	}
+	if (d->min_nodes != NO_VAL)
+		job_ptr->details->min_nodes = d->min_nodes;
+	if (d->max_nodes != NO_VAL)
+		job_ptr->details->max_nodes = d->max_nodes;
+	return SLURM_SUCCESS;
+}
+
+/* ---- building the cluster and the jobs ---- */
+
+void emu_nodes(int n, int gpus)
+{
+	node_record_count = n;
+	last_node_index = n - 1;
+	node_record_table_ptr = xcalloc(n, sizeof(node_record_t *));
+	for (int i = 0; i < n; i++) {
+		node_record_t *node = xmalloc(sizeof(*node));
+		gres_node_state_t *g = xmalloc(sizeof(*g));
+		gres_state_t *gs = xmalloc(sizeof(*gs));
+		node->name = xstrdup_printf("n%d", i + 1);
+		node->index = i;
+		node->cpus = 64;
+		node->real_memory = 512000;
+		node->node_state = NODE_STATE_IDLE;
+		g->gres_cnt_avail = gpus;
+		gs->gres_name = "gpu";
+		gs->gres_data = g;
+		node->gres_list = list_create(NULL);
+		list_append(node->gres_list, gs);
+		node_record_table_ptr[i] = node;
+	}
+	switch_record_cnt = 0;
+}
+
+job_record_t *emu_job(const emu_job_spec_t *s)
+{
+	job_record_t *j = xmalloc(sizeof(*j));
+	gres_job_state_t *r = xmalloc(sizeof(*r));
+
+	if (!job_list)
+		job_list = list_create(NULL);
+	if (s->id > max_id) {
+		xrecalloc(by_id, s->id + 1, sizeof(*by_id));
+		xrecalloc(signals, s->id + 1, sizeof(*signals));
+		max_id = s->id;
+	}
+	j->magic = JOB_MAGIC;
+	j->job_id = s->id;
+	j->user_id = 0;
+	j->name = xstrdup_printf("job%u", s->id);
+	j->part_ptr = &part;
+	j->priority = 1;
+	j->batch_flag = s->batch;
+	j->job_state = JOB_PENDING;
+	j->time_limit = s->limit_min > 0 ? s->limit_min : INFINITE;
+	j->deadline = s->deadline > 0 ? emu_now + s->deadline : 0;
+	j->details = xmalloc(sizeof(*j->details));
+	j->details->magic = DETAILS_MAGIC;
+	j->details->submit_time = emu_now;
+	j->details->begin_time = emu_now;
+	j->details->min_nodes = s->nodes > 0 ? s->nodes : 1;
+	j->details->num_tasks = 1;
+	if (s->per_node) {
+		r->gres_per_node = s->per_node;
+		j->tres_per_node = xstrdup_printf("gres:gpu:%d", s->per_node);
+	} else {
+		r->gres_per_job = s->gpus;
+		j->tres_per_job = xstrdup_printf("gres:gpu:%d", s->gpus);
+	}
+	j->gres_list_req = _gpu_list(r);
+	if (s->max_gpus) {
+		j->spank_job_env = xcalloc(2, sizeof(char *));
+		j->spank_job_env[0] = xstrdup_printf("TIDAL_ELASTIC_GPUS=%d-%d",
+						     s->min_gpus, s->max_gpus);
+		j->spank_job_env_size = 1;
+	}
+	list_append(job_list, j);
+	by_id[s->id] = j;
+	return j;
+}
+
+void emu_end(uint32_t id)
+{
+	job_record_t *j = find_job_record(id);
+	if (j && IS_JOB_RUNNING(j)) {
+		_release(j);
+		j->job_state = JOB_COMPLETE;
+	}
+}
+
+/* ---- one cycle, as sched_tidal.c's _cycle() without the locks ---- */
+
+static double _ms(struct timespec a, struct timespec b)
+{
+	return (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6;
+}
+
+int emu_cycle(emu_times_t *t)
+{
+	tidal_snap_t snap;
+	tidal_plan_t plan;
+	tidal_apply_conf_t conf;
+	struct timespec t0, t1, t2, t3, c0, c1, c2, c3;
+	char *msg = NULL;
+	int started;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+	tidal_snapshot_take(&snap);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	if (tidal_engine_decide(&snap, &plan, &msg)) {
+		fprintf(stderr, "tidal-emu: %s\n", msg ? msg : "decide failed");
+		free(msg);
+		tidal_snapshot_free(&snap);
+		return -1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t2);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c2);
+	tidal_engine_apply_conf(&conf);
+	started = tidal_plan_apply(&snap, &plan, &conf);
+	clock_gettime(CLOCK_MONOTONIC, &t3);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c3);
+	if (t) {
+		t->snapshot_ms = _ms(t0, t1);
+		t->decide_ms = _ms(t1, t2);
+		t->apply_ms = _ms(t2, t3);
+		t->jobs = snap.n_jobs;
+		t->hold_cpu_ms = _ms(c0, c1) + _ms(c2, c3);
+		t->decide_cpu_ms = _ms(c1, c2);
+	}
+	tidal_plan_free(&plan);
+	tidal_snapshot_free(&snap);
+	tidal_state_save();
+	return started;
+}
+
+void emu_print(FILE *out)
+{
+	for (uint32_t id = 1; id <= max_id; id++) {
+		job_record_t *j = by_id[id];
+		gres_job_state_t *a;
+		int gpus = 0;
+
+		if (!j)
+			continue;
+		a = _gpu_state(j->gres_list_alloc);
+		for (uint32_t k = 0; a && k < a->node_cnt; k++)
+			gpus += (int)a->gres_cnt_node_alloc[k];
+		fprintf(out,
+			"job %u %s gpus=%d nodes=%s signals=%d requeues=%u "
+			"reason=%s\n",
+			id, job_state_string(j->job_state), gpus,
+			j->nodes ? j->nodes : "-", signals[id], j->restart_cnt,
+			j->state_desc ? j->state_desc : "-");
+	}
+}
+
+static char *emu_conf, *emu_state_dir;
+
+void emu_restart(bool corrupt)
+{
+	char *msg = NULL;
+
+	if (corrupt) { /* cut the completion marker off, as a torn write would
+			*/
+		char *path = xstrdup_printf("%s/tidal_state", emu_state_dir);
+		FILE *f = fopen(path, "r+");
+		if (f) {
+			fseek(f, 0, SEEK_END);
+			if (ftruncate(fileno(f), MAX(ftell(f) - 20, 0)))
+				perror(path);
+			fclose(f);
+		}
+		xfree(path);
+	}
+	tidal_engine_shutdown();
+	tidal_engine_configure(emu_conf, "tidal.conf", &msg);
+	free(msg);
+	tidal_state_load();
+}
+
+void emu_init(const char *conf_text, const char *state_dir, bool verbose)
+{
+	log_options_t opts = LOG_OPTS_STDERR_ONLY;
+	char *msg = NULL;
+
+	opts.stderr_level = verbose ? LOG_LEVEL_INFO : LOG_LEVEL_ERROR;
+	log_init("tidal-emu", opts, 0, NULL);
+	slurm_conf.state_save_location = xstrdup(state_dir);
+	emu_conf = xstrdup(conf_text);
+	emu_state_dir = xstrdup(state_dir);
+	slurm_conf.sched_params = xstrdup("defer,sched_interval=-1");
+	if (tidal_engine_configure(conf_text, "tidal.conf", &msg))
+		fprintf(stderr, "tidal-emu: %s\n", msg ? msg : "bad conf");
+	else if (msg)
+		fprintf(stderr, "tidal-emu: %s\n", msg);
+	free(msg);
+}

@@ -1,0 +1,44 @@
+/*
+ * emu.h - the emulated slurmctld of tests/emu (emu.c) and its driver
+ * (emu_main.c).
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#ifndef TIDAL_TESTS_EMU_H
+#define TIDAL_TESTS_EMU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct {
+	uint32_t id;
+	int gpus;     /* per job (when per_node is 0) */
+	int per_node; /* GPUs per node, 0 = a per-job count */
+	int nodes;
+	int min_gpus, max_gpus; /* --elastic-gpus, 0 = rigid */
+	double deadline;	/* seconds from now, 0 = none */
+	int limit_min;		/* time limit, minutes; 0 = none */
+	int batch;
+} emu_job_spec_t;
+
+typedef struct {
+	double snapshot_ms, decide_ms, apply_ms; /* wall */
+	double hold_cpu_ms, decide_cpu_ms;	 /* this thread's CPU time */
+	int jobs;
+} emu_times_t;
+
+void emu_init(const char *conf_text, const char *state_dir, bool verbose);
+void emu_nodes(int n, int gpus);
+struct job_record *emu_job(const emu_job_spec_t *spec);
+void emu_end(uint32_t id);
+void emu_advance(double secs);
+/* One cycle (snapshot, decide, apply, state save).  RET jobs started, or
+ * -1 if decide failed. */
+int emu_cycle(emu_times_t *times);
+void emu_print(FILE *out);
+/* As if slurmctld restarted: the engine forgets, then loads the state
+ * file (CORRUPT: with its end marker cut off first). */
+void emu_restart(bool corrupt);
+
+#endif /* TIDAL_TESTS_EMU_H */

@@ -1,0 +1,161 @@
+/*
+ * test_elastic_baseline.cc - elastic-fifo and elastic-edf on hand-made
+ * snapshots: growth into idle GPUs, shrinking for a deadline job, the
+ * infeasible-deadline reject, MinGrowth.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include "core/policies/elastic_baseline.h"
+#include "core/policy.h"
+
+#include "tests/unit/unit.h"
+
+using namespace tidal;
+using namespace tidal::test;
+
+static std::unique_ptr<Policy> make(const char *name, Params p = {})
+{
+	std::string err;
+	auto pol = make_policy(name, p, &err);
+	assert_non_null(pol.get());
+	return pol;
+}
+
+static const Decision &decision(const Plan &p, JobId id)
+{
+	const Decision *d = p.find(id);
+	assert_non_null(d);
+	return *d;
+}
+
+/* Elastic job ID (MIN-MAX) running on the first NODES nodes, 8 each. */
+static Job running_elastic(JobId id, int min, int max, int nodes)
+{
+	Job j = job(id, 8 * nodes, 0, 1000);
+	j.min_gpus = min;
+	j.max_gpus = max;
+	j.state = JobState::Running;
+	j.alloc = 8 * nodes;
+	for (int n = 0; n < nodes; n++)
+		j.placement.push_back({ n, 8 });
+	return j;
+}
+
+/* 4 x 8 GPUs, E (8-32) runs on 16: the 16 idle GPUs go to it, beside its
+ * own (its placement keeps n0 and n1). */
+static void test_grows_into_idle(void **)
+{
+	Cluster c = cluster(4, 8);
+	std::vector<Job> jobs = { running_elastic(1, 8, 32, 2) };
+	Plan p = make("elastic-fifo")->decide(snapshot(c, jobs, 10));
+	const Decision &d = decision(p, 1);
+	assert_int_equal(d.action, Action::Resize);
+	assert_int_equal(d.gpus, 32);
+	assert_int_equal(placement_gpus(d.placement), 32);
+	assert_int_equal(d.placement[0].node, 0);
+	assert_non_null(strstr(d.reason.c_str(), "grows from 16"));
+}
+
+/* E (8-32) holds all 32; D (16 GPUs, deadline) arrives.  elastic-edf:
+ * D's floor 16 first, E's floor 8, E keeps 8 more = 16: E shrinks to 16
+ * on n0,n1 and D starts on n2,n3. */
+static void test_shrinks_for_deadline_job(void **)
+{
+	Cluster c = cluster(4, 8);
+	Job d = job(2, 16, 5, 100);
+	d.deadline = 10 + 1000;
+	std::vector<Job> jobs = { running_elastic(1, 8, 32, 4), d };
+	Plan p = make("elastic-edf")->decide(snapshot(c, jobs, 10));
+	assert_int_equal(decision(p, 1).action, Action::Resize);
+	assert_int_equal(decision(p, 1).gpus, 16);
+	assert_int_equal(decision(p, 1).placement[1].node, 1);
+	assert_int_equal(decision(p, 2).action, Action::Start);
+	assert_int_equal(decision(p, 2).gpus, 16);
+	assert_int_equal(decision(p, 2).placement[0].node, 2);
+	assert_non_null(
+		strstr(decision(p, 1).reason.c_str(), "shrinks from 32"));
+}
+
+/* elastic-fifo ranks by submit time.  Floors come before extras, so a
+ * later rigid job of 16 would shrink E; one of 32 does not fit beside E's
+ * floor of 8, so E keeps its 32 and D waits. */
+static void test_fifo_keeps_earlier_job(void **)
+{
+	Cluster c = cluster(4, 8);
+	Job d = job(2, 32, 5, 100);
+	std::vector<Job> jobs = { running_elastic(1, 8, 32, 4), d };
+	Plan p = make("elastic-fifo")->decide(snapshot(c, jobs, 10));
+	assert_int_equal(decision(p, 1).action, Action::Keep);
+	assert_int_equal(decision(p, 2).action, Action::Hold);
+	assert_non_null(
+		strstr(decision(p, 2).reason.c_str(), "needs 32 GPUs, 0 free"));
+}
+
+/* D needs 100 s at 8 GPUs (rigid) with 50 s left: elastic-edf rejects
+ * it; elastic (8-16) it would need 50 s at 16 and is accepted. */
+static void test_rejects_infeasible_deadline(void **)
+{
+	Cluster c = cluster(2, 8);
+	Job d = job(2, 8, 5, 100);
+	d.deadline = 10 + 50;
+	std::vector<Job> jobs = { d };
+	Plan p = make("elastic-edf")->decide(snapshot(c, jobs, 10));
+	assert_int_equal(decision(p, 2).action, Action::Reject);
+	assert_non_null(strstr(decision(p, 2).reason.c_str(),
+			       "infeasible: needs 100 s at 8 GPUs"));
+	assert_int_equal(
+		decision(make("elastic-fifo")->decide(snapshot(c, jobs, 10)), 2)
+			.action,
+		Action::Start);
+
+	jobs[0].min_gpus = 8;
+	jobs[0].max_gpus = 16;
+	p = make("elastic-edf")->decide(snapshot(c, jobs, 10));
+	assert_int_equal(decision(p, 2).action, Action::Start);
+	assert_int_equal(decision(p, 2).gpus, 16);
+}
+
+/* One node of 8: rigid R runs on 4; pending E (2-8) starts at the 4
+ * left.  With MinGrowth=2 a running E at 7 GPUs does not grow by 1. */
+static void test_pending_start_size_and_min_growth(void **)
+{
+	Cluster c = cluster(1, 8);
+	Job r = job(1, 4, 0, 100);
+	r.state = JobState::Running;
+	r.alloc = 4;
+	r.placement = { { 0, 4 } };
+	Job e = job(2, 2, 1, 100);
+	e.min_gpus = 2;
+	e.max_gpus = 8;
+	std::vector<Job> jobs = { r, e };
+	Plan p = make("elastic-fifo")->decide(snapshot(c, jobs, 10));
+	assert_int_equal(decision(p, 1).action, Action::Keep);
+	assert_int_equal(decision(p, 2).action, Action::Start);
+	assert_int_equal(decision(p, 2).gpus, 4);
+
+	Job e7 = e;
+	e7.state = JobState::Running;
+	e7.alloc = 7;
+	e7.gpus = 7;
+	e7.placement = { { 0, 7 } };
+	std::vector<Job> one = { e7 };
+	Params prm;
+	prm.set("elastic-fifo.MinGrowth", "2");
+	p = make("elastic-fifo", prm)->decide(snapshot(c, one, 10));
+	assert_int_equal(decision(p, 2).action, Action::Keep);
+	p = make("elastic-fifo")->decide(snapshot(c, one, 10));
+	assert_int_equal(decision(p, 2).action, Action::Resize);
+	assert_int_equal(decision(p, 2).gpus, 8);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_grows_into_idle),
+		cmocka_unit_test(test_shrinks_for_deadline_job),
+		cmocka_unit_test(test_fifo_keeps_earlier_job),
+		cmocka_unit_test(test_rejects_infeasible_deadline),
+		cmocka_unit_test(test_pending_start_size_and_min_growth),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
