@@ -90,9 +90,10 @@ $(BUILD)/libtidal-sim.a: $(SIM_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+# What libtidal-core needs at link time, for every program that links it.
+CORE_LIBS := $(JSONC_LIBS) $(LEMON_LIBS) $(GLPK_LIBS)
 TIDAL_LIBS := -Wl,--whole-archive $(BUILD)/libtidal-sim.a \
-	$(BUILD)/libtidal-core.a -Wl,--no-whole-archive $(JSONC_LIBS) \
-	$(LEMON_LIBS) $(GLPK_LIBS)
+	$(BUILD)/libtidal-core.a -Wl,--no-whole-archive $(CORE_LIBS)
 
 $(BUILD)/tidal-sim: $(BUILD)/obj/sim/main.o $(BUILD)/libtidal-sim.a \
 		$(BUILD)/libtidal-core.a

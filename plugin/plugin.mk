@@ -33,8 +33,8 @@ $(BUILD)/sched_tidal.so: $(SCHED_OBJ) $(BUILD)/libtidal-core.a \
 		plugin/sched/exports.map plugin/check-syms.sh
 	$(CXX) -shared $(TIDAL_LDFLAGS) -Wl,--version-script=plugin/sched/exports.map \
 		-o $@.tmp $(SCHED_OBJ) -Wl,--whole-archive \
-		$(BUILD)/libtidal-core.a -Wl,--no-whole-archive $(JSONC_LIBS) \
-		$(MUNGE_LIBS) $(LEMON_LIBS) $(GLPK_LIBS)
+		$(BUILD)/libtidal-core.a -Wl,--no-whole-archive $(CORE_LIBS) \
+		$(MUNGE_LIBS)
 	plugin/check-syms.sh $@.tmp $(SLURMCTLD)
 	mv $@.tmp $@
 

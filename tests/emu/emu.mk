@@ -20,7 +20,7 @@ $(BUILD)/obj/tests/emu/%.o: tests/emu/%.c
 $(BUILD)/tidal-emu: $(EMU_OBJ) $(BUILD)/libtidal-core.a
 	$(CXX) -o $@ $(EMU_OBJ) -Wl,--whole-archive $(BUILD)/libtidal-core.a \
 		-Wl,--no-whole-archive -L$(SLURM_LIBDIR) -lslurmfull \
-		-Wl,-rpath,$(SLURM_LIBDIR) $(JSONC_LIBS) $(TIDAL_LDFLAGS)
+		-Wl,-rpath,$(SLURM_LIBDIR) $(CORE_LIBS) $(TIDAL_LDFLAGS)
 
 ifeq ($(HAVE_SLURM_SRC),1)
 check-emu: $(BUILD)/tidal-emu

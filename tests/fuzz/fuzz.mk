@@ -32,6 +32,10 @@ $(FUZZ_BUILD)/obj/%.o: %.cc
 
 -include $(FUZZ_OBJ:.o=.d)
 
+# LEMON compiles as C++17 only (see the top-level Makefile).
+$(FUZZ_BUILD)/obj/core/matching.o: FUZZ_CXXFLAGS += $(LEMON_CFLAGS) \
+	$(LEMON_CXXFLAGS)
+
 # An archive, so each target links only the readers it reaches.
 $(FUZZ_BUILD)/libtidal-fuzz.a: $(FUZZ_OBJ)
 	@rm -f $@
@@ -40,12 +44,12 @@ $(FUZZ_BUILD)/libtidal-fuzz.a: $(FUZZ_OBJ)
 $(FUZZ_BUILD)/fuzz-cluster: tests/fuzz/fuzz_cluster.cc \
 		$(FUZZ_BUILD)/libtidal-fuzz.a
 	$(CLANG) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer -o $@ $< \
-		$(FUZZ_BUILD)/libtidal-fuzz.a $(JSONC_LIBS)
+		$(FUZZ_BUILD)/libtidal-fuzz.a $(CORE_LIBS)
 
 $(FUZZ_FORMATS:%=$(FUZZ_BUILD)/fuzz-%): $(FUZZ_BUILD)/fuzz-%: \
 		tests/fuzz/fuzz_trace.cc $(FUZZ_BUILD)/libtidal-fuzz.a
 	$(CLANG) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer -DFUZZ_FORMAT='"$*"' \
-		-o $@ $< $(FUZZ_BUILD)/libtidal-fuzz.a $(JSONC_LIBS)
+		-o $@ $< $(FUZZ_BUILD)/libtidal-fuzz.a $(CORE_LIBS)
 
 # Can this clang++ link a fuzzer?  (Debian's clang needs libclang-rt-dev
 # or the versioned libclang-common package for libFuzzer.)
