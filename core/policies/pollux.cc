@@ -25,6 +25,11 @@ PolluxPolicy::PolluxPolicy(const Params &params, std::uint64_t seed)
 		(int)params.get_long("Pollux.GaGenerations", 100, 1, 100000);
 	ga_opt_.pop_size =
 		(int)params.get_long("Pollux.GaPopulation", 100, 2, 100000);
+	search_opt_.kicks =
+		(int)params.get_long("Pollux.SearchKicks", 10, 0, 100000);
+	search_opt_.kick_jobs =
+		(int)params.get_long("Pollux.SearchKickJobs", 16, 0, 100000);
+	search_opt_.seed = seed;
 }
 
 /* The previous front, its rows moved to the jobs' new positions (new jobs
@@ -96,7 +101,7 @@ PolluxPolicy::optimize(std::vector<PolluxJobState> &jobs,
 	rep.jobs = J;
 	std::vector<int> best;
 	if (!use_ga_ || compare_) {
-		best = pollux_search(prob);
+		best = pollux_search(prob, search_opt_);
 		double f2;
 		prob.evaluate(best.data(), &rep.f1_search, &f2);
 	}

@@ -19,7 +19,8 @@
  * Snapshot: core Jobs carry no goodput model yet.
  *
  * Params: Pollux.Optimizer=search|ga, Pollux.CompareGA=yes|no,
- * Pollux.GaGenerations (100), Pollux.GaPopulation (100).
+ * Pollux.GaGenerations (100), Pollux.GaPopulation (100),
+ * Pollux.SearchKicks (10), Pollux.SearchKickJobs (16).
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -34,6 +35,7 @@
 #include "core/model.h"
 #include "core/params.h"
 #include "core/policies/pollux_ga.h"
+#include "core/policies/pollux_search.h"
 
 namespace tidal {
 
@@ -74,6 +76,7 @@ private:
 
 	bool use_ga_, compare_;
 	GaOptions ga_opt_;
+	SearchOptions search_opt_;
 	Rng rng_;
 	/* The GA's last front, for its warm start (artifact: _prev_states). */
 	std::vector<std::vector<int>> prev_front_;

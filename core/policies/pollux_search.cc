@@ -14,11 +14,10 @@ namespace {
 
 using Row = std::vector<int>;
 
+/* Rows to set, in order (victims shrink, the job moves, victims move). */
 struct Move {
 	double delta = 0;
-	int job = -1;
-	Row row;
-	std::vector<std::pair<int, Row>> victims;
+	std::vector<std::pair<int, Row>> steps;
 };
 
 struct Search {
@@ -60,14 +59,29 @@ struct Search {
 		return 1.0 / (p.scaled(j, k, rep, p.row_is_base(r.data(), j)) +
 			      1e-3);
 	}
-	/* Add (SIGN +1) or remove (-1) row R of job J from the books. */
+	/* Add (SIGN +1) or remove (-1) row R of job J from the GPU counts;
+	 * owners are recomputed by set_row once the rows are in place. */
 	void place(int j, const Row &r, int sign)
 	{
 		bool m = multi(r);
 		for (int n = 0; n < N; n++) {
 			used[n] += sign * r[n];
-			if (m && r[n] > 0)
-				owner[n] = sign > 0 ? j : -1;
+			if (m && r[n] > 0 && sign > 0)
+				owner[n] = j;
+		}
+	}
+	void recompute_owner(int n)
+	{
+		owner[n] = -1;
+		for (int i = 0; i < J; i++) {
+			const int *ri = S.data() + (size_t)i * N;
+			if (!ri[n])
+				continue;
+			int k = 0;
+			for (int m = 0; m < N && k < 2; m++)
+				k += ri[m] > 0;
+			if (k > 1)
+				owner[n] = i;
 		}
 	}
 	Row row(int j) const
@@ -77,9 +91,15 @@ struct Search {
 	}
 	void set_row(int j, const Row &r)
 	{
-		place(j, row(j), -1);
-		place(j, r, +1);
+		Row old = row(j);
+		bool was = multi(old), now = multi(r);
+		place(j, old, -1);
 		std::copy(r.begin(), r.end(), S.begin() + (size_t)j * N);
+		for (int n = 0; n < N; n++) {
+			used[n] += r[n];
+			if ((was && old[n]) || (now && r[n]))
+				recompute_owner(n);
+		}
 		val[j] = value(j, r);
 	}
 	bool eligible(int j, const Row &r) const
@@ -98,13 +118,15 @@ struct Search {
 		double d = value(j, r) - val[j] + extra;
 		if (d < best.delta) {
 			best.delta = d;
-			best.job = j;
-			best.row = r;
-			best.victims.clear();
+			best.steps.clear();
 			if (victims)
-				best.victims = *victims;
+				best.steps = *victims;
+			best.steps.emplace_back(j, r);
 		}
 	}
+	void relocate(int j, const Row &r,
+		      const std::vector<std::pair<int, Row>> &victims,
+		      Move &best);
 	void plain_moves(int j, const std::vector<int> &freecap, Move &best);
 	void spread_moves(int j, const std::vector<int> &freecap, Move &best);
 	void take_moves(int j, const std::vector<int> &freecap, Move &best);
@@ -224,7 +246,61 @@ void Search::take(int j, int n, const Row &r, const std::vector<int> &freecap,
 		else
 			victims.emplace_back(who, pick);
 	}
-	consider(best, j, r, extra, &victims);
+	if (multi(r)) /* the owners of J's nodes must be J or leave */
+		for (int m = 0; m < N; m++) {
+			if (!r[m] || owner[m] < 0 || owner[m] == j)
+				continue;
+			auto it = std::find_if(victims.begin(), victims.end(),
+					       [&](auto &v) {
+						       return v.first == owner[m];
+					       });
+			if (it == victims.end() ||
+			    (it->second[m] > 0 && multi(it->second)))
+				return;
+		}
+	if (value(j, r) - val[j] + extra < best.delta)
+		consider(best, j, r, extra, &victims);
+	else if (value(j, r) < val[j])
+		relocate(j, r, victims, best);
+}
+
+/* The take alone does not pay: let each victim then make its best plain
+ * move (e.g. onto the GPUs job J left), and judge the whole. */
+void Search::relocate(int j, const Row &r,
+		      const std::vector<std::pair<int, Row>> &victims,
+		      Move &best)
+{
+	std::vector<std::pair<int, Row>> saved, steps = victims;
+	double before = val[j];
+	saved.emplace_back(j, row(j));
+	for (auto &[i, vr] : victims) {
+		saved.emplace_back(i, row(i));
+		before += val[i];
+	}
+	for (auto &[i, vr] : victims)
+		set_row(i, vr);
+	set_row(j, r);
+	steps.emplace_back(j, r);
+	std::vector<int> freecap(N);
+	for (auto &[i, vr] : victims) {
+		for (int n = 0; n < N; n++)
+			freecap[n] = p.cap(n) - used[n] + S[(size_t)i * N + n];
+		Move m;
+		plain_moves(i, freecap, m);
+		if (!m.steps.empty()) {
+			set_row(i, m.steps.back().second);
+			steps.push_back(m.steps.back());
+		}
+	}
+	double after = val[j];
+	for (auto &[i, vr] : victims)
+		after += val[i];
+	for (size_t k = saved.size(); k-- > 0;)
+		set_row(saved[k].first, saved[k].second);
+	if (after - before < best.delta) {
+		best.delta = after - before;
+		best.steps = steps;
+	}
 }
 
 void Search::take_moves(int j, const std::vector<int> &freecap, Move &best)
@@ -243,8 +319,7 @@ void Search::take_moves(int j, const std::vector<int> &freecap, Move &best)
 				continue;
 			Row nr = cur;
 			nr[n] += d;
-			if (eligible(j, nr))
-				take(j, n, nr, freecap, best);
+			take(j, n, nr, freecap, best);
 		}
 	}
 }
@@ -260,11 +335,10 @@ bool Search::improve(int j)
 	plain_moves(j, freecap, best);
 	spread_moves(j, freecap, best);
 	take_moves(j, freecap, best);
-	if (best.job < 0)
+	if (best.steps.empty())
 		return false;
-	for (auto &[i, r] : best.victims)
+	for (auto &[i, r] : best.steps)
 		set_row(i, r);
-	set_row(j, best.row);
 	st.moves++;
 	return true;
 }
@@ -283,26 +357,83 @@ void Search::run()
 
 } /* namespace */
 
+/* The GA's mutation (pollux_ga.cc), as a kick. */
+static void kick(const PolluxProblem &p, std::vector<int> &x, Rng &rng)
+{
+	int J = p.jobs(), N = p.nodes();
+	const std::vector<int> &base = p.base();
+	for (int j = 0; j < J; j++) {
+		if (rng.uniform() < 0.1)
+			std::copy(base.begin() + (size_t)j * N,
+				  base.begin() + (size_t)(j + 1) * N,
+				  x.begin() + (size_t)j * N);
+		if (rng.uniform() < 0.1)
+			for (int n = 0; n < N; n++)
+				if (rng.uniform() < 0.1)
+					x[(size_t)j * N + n] = 0;
+	}
+	std::vector<int> freec(N);
+	int nfree = 0;
+	for (int n = 0; n < N; n++) {
+		int used = 0;
+		for (int j = 0; j < J; j++)
+			used += x[(size_t)j * N + n];
+		freec[n] = p.cap(n) - used >= 1;
+		nfree += freec[n];
+	}
+	double p1 = 1.0 / std::max(nfree, 1);
+	for (int j = 0; j < J; j++) {
+		int *row = x.data() + (size_t)j * N, mine = 0;
+		for (int n = 0; n < N; n++)
+			mine += row[n] > 0 && freec[n];
+		double p2 = 1.0 / std::max(mine, 1);
+		for (int n = 0; n < N; n++) {
+			double a = freec[n] ? p1 : 0.0;
+			double b = row[n] > 0 && freec[n] ? p2 : 0.0;
+			if (rng.uniform() < a + b - a * b)
+				row[n] += rng.below(p.cap(n) - row[n] + 1);
+		}
+	}
+	p.repair(x.data(), rng);
+}
+
 std::vector<int> pollux_search(const PolluxProblem &problem,
-			       SearchStats *stats)
+			       const SearchOptions &opt, SearchStats *stats)
 {
 	std::vector<int> base = problem.base();
-	if (!problem.feasible(base.data())) {
-		Rng rng(0);
+	Rng rng(opt.seed);
+	if (!problem.feasible(base.data()))
 		problem.repair(base.data(), rng);
+	SearchStats st;
+	auto search = [&](std::vector<int> start) {
+		Search s(problem, std::move(start));
+		s.run();
+		st.passes += s.st.passes;
+		st.moves += s.st.moves;
+		return s.S;
+	};
+	std::vector<int> best = search(base);
+	double fbest = problem.inverse_sum(best.data());
+	std::vector<int> b = search(std::vector<int>(base.size(), 0));
+	double fb = problem.inverse_sum(b.data());
+	if (fb < fbest) {
+		best = b;
+		fbest = fb;
 	}
-	Search a(problem, base);
-	a.run();
-	Search b(problem, std::vector<int>(base.size(), 0));
-	b.run();
-	double fa = problem.inverse_sum(a.S.data());
-	double fb = problem.inverse_sum(b.S.data());
-	Search &w = fb < fa ? b : a;
-	if (stats) {
-		stats->passes = a.st.passes + b.st.passes;
-		stats->moves = a.st.moves + b.st.moves;
+	int kicks = problem.jobs() <= opt.kick_jobs ? opt.kicks : 0;
+	for (int k = 0; k < kicks; k++) {
+		std::vector<int> x = best;
+		kick(problem, x, rng);
+		x = search(x);
+		double fx = problem.inverse_sum(x.data());
+		if (fx < fbest * (1 - 1e-12)) {
+			best = x;
+			fbest = fx;
+		}
 	}
-	return w.S;
+	if (stats)
+		*stats = st;
+	return best;
 }
 
 } /* namespace tidal */

@@ -18,18 +18,30 @@
  *               the missing GPUs from the jobs on n that lose least.
  *
  * Runs from the current allocation and from the empty one; the better
- * result wins.  Every state visited satisfies the constraints, so repair
+ * result wins; then, for small problems, perturbs it (the GA's mutation)
+ * and searches again a few times, keeping improvements.  Deterministic
+ * for a seed.  Every state visited satisfies the constraints, so repair
  * leaves the result unchanged.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "core/policies/pollux_problem.h"
 
 namespace tidal {
+
+struct SearchOptions {
+	/* Iterated local search: perturb the best state this many times
+	 * (the GA's mutation, then repair) and search again, keeping any
+	 * improvement.  Only for problems of at most kick_jobs jobs. */
+	int kicks = 10;
+	int kick_jobs = 16;
+	std::uint64_t seed = 1;
+};
 
 struct SearchStats {
 	int passes = 0;
@@ -38,6 +50,7 @@ struct SearchStats {
 
 /* RET: a feasible state (jobs x nodes) with the lowest F1 found. */
 std::vector<int> pollux_search(const PolluxProblem &problem,
+			       const SearchOptions &opt = {},
 			       SearchStats *stats = nullptr);
 
 } /* namespace tidal */
