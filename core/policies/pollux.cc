@@ -10,6 +10,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <stdexcept>
 
 #include "core/policies/pollux_search.h"
 
@@ -115,6 +116,9 @@ PolluxPolicy::optimize(std::vector<PolluxJobState> &jobs,
 		if (use_ga_)
 			best = ga.front[ga.best];
 	}
+	if (!prob.feasible(best.data()))
+		throw std::logic_error("pollux: the optimiser returned an "
+				       "allocation that breaks a constraint");
 	double f2;
 	prob.evaluate(best.data(), &rep.f1, &f2);
 	if (round)

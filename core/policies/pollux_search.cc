@@ -20,10 +20,19 @@ struct Move {
 	std::vector<std::pair<int, Row>> steps;
 };
 
+/* Greedy eviction from one node: after d steps, the victims' rows and
+ * the total growth of their terms. */
+struct Eviction {
+	bool stuck = false;
+	std::vector<double> cost{0.0};
+	std::vector<std::vector<std::pair<int, Row>>> victims{{}};
+};
+
 struct Search {
 	const PolluxProblem &p;
 	int J, N;
 	std::vector<int> S, used, owner; /* owner: distributed job or -1 */
+	std::vector<int> knodes;        /* nodes per job */
 	std::vector<double> val;
 	SearchStats st;
 
@@ -33,11 +42,14 @@ struct Search {
 		used.assign(N, 0);
 		owner.assign(N, -1);
 		val.assign(J, 0);
+		knodes.assign(J, 0);
 		for (int j = 0; j < J; j++) {
 			Row r(S.begin() + (size_t)j * N,
 			      S.begin() + (size_t)(j + 1) * N);
 			place(j, r, +1);
 			val[j] = value(j, r);
+			for (int v : r)
+				knodes[j] += v > 0;
 		}
 	}
 
@@ -73,16 +85,9 @@ struct Search {
 	void recompute_owner(int n)
 	{
 		owner[n] = -1;
-		for (int i = 0; i < J; i++) {
-			const int *ri = S.data() + (size_t)i * N;
-			if (!ri[n])
-				continue;
-			int k = 0;
-			for (int m = 0; m < N && k < 2; m++)
-				k += ri[m] > 0;
-			if (k > 1)
+		for (int i = 0; i < J; i++)
+			if (knodes[i] > 1 && S[(size_t)i * N + n])
 				owner[n] = i;
-		}
 	}
 	Row row(int j) const
 	{
@@ -95,6 +100,9 @@ struct Search {
 		bool was = multi(old), now = multi(r);
 		place(j, old, -1);
 		std::copy(r.begin(), r.end(), S.begin() + (size_t)j * N);
+		knodes[j] = 0;
+		for (int v : r)
+			knodes[j] += v > 0;
 		for (int n = 0; n < N; n++) {
 			used[n] += r[n];
 			if ((was && old[n]) || (now && r[n]))
@@ -113,7 +121,7 @@ struct Search {
 	}
 
 	void consider(Move &best, int j, const Row &r, double extra = 0,
-		      std::vector<std::pair<int, Row>> *victims = nullptr)
+		      const std::vector<std::pair<int, Row>> *victims = nullptr)
 	{
 		double d = value(j, r) - val[j] + extra;
 		if (d < best.delta) {
@@ -131,7 +139,8 @@ struct Search {
 	void spread_moves(int j, const std::vector<int> &freecap, Move &best);
 	void take_moves(int j, const std::vector<int> &freecap, Move &best);
 	void take(int j, int n, const Row &r, const std::vector<int> &freecap,
-		  Move &best);
+		  Eviction &ev, Move &best);
+	bool evict(int j, int n, int d, Eviction &e);
 	bool improve(int j);
 	void run();
 };
@@ -209,22 +218,25 @@ void Search::spread_moves(int j, const std::vector<int> &freecap, Move &best)
 
 /* Row R for job J needs more on node N than is free: take the missing
  * GPUs one at a time from the job on N whose term grows least. */
-void Search::take(int j, int n, const Row &r, const std::vector<int> &freecap,
-		  Move &best)
+/* Extend E, the greedy eviction sequence on node N (each step takes one
+ * GPU from the job on N whose term grows least), to D steps.  The
+ * sequence does not depend on what J will do with the GPUs, so one per
+ * node serves every take move of J.  RET: false if N runs out. */
+bool Search::evict(int j, int n, int d, Eviction &e)
 {
-	int deficit = r[n] - freecap[n];
-	std::vector<std::pair<int, Row>> victims;
-	double extra = 0;
-	for (; deficit > 0; deficit--) {
+	while ((int)e.cost.size() <= d) {
+		if (e.stuck)
+			return false;
+		const auto &vs = e.victims.back();
 		int who = -1;
 		double cost = 0;
 		Row pick;
 		for (int i = 0; i < J; i++) {
 			if (i == j || S[(size_t)i * N + n] == 0)
 				continue;
-			auto it = std::find_if(victims.begin(), victims.end(),
+			auto it = std::find_if(vs.begin(), vs.end(),
 					       [&](auto &v) { return v.first == i; });
-			Row vr = it != victims.end() ? it->second : row(i);
+			Row vr = it != vs.end() ? it->second : row(i);
 			if (vr[n] == 0)
 				continue;
 			double before = value(i, vr);
@@ -236,16 +248,33 @@ void Search::take(int j, int n, const Row &r, const std::vector<int> &freecap,
 				pick = vr;
 			}
 		}
-		if (who < 0)
-			return;
-		extra += cost;
-		auto it = std::find_if(victims.begin(), victims.end(),
+		if (who < 0) {
+			e.stuck = true;
+			return false;
+		}
+		auto nv = vs;
+		auto it = std::find_if(nv.begin(), nv.end(),
 				       [&](auto &v) { return v.first == who; });
-		if (it != victims.end())
+		if (it != nv.end())
 			it->second = pick;
 		else
-			victims.emplace_back(who, pick);
+			nv.emplace_back(who, pick);
+		e.cost.push_back(e.cost.back() + cost);
+		e.victims.push_back(std::move(nv));
 	}
+	return true;
+}
+
+/* Row R for job J needs more on node N than is free: take the missing
+ * GPUs by the node's eviction sequence. */
+void Search::take(int j, int n, const Row &r, const std::vector<int> &freecap,
+		  Eviction &ev, Move &best)
+{
+	int deficit = r[n] - freecap[n];
+	if (!evict(j, n, deficit, ev))
+		return;
+	const std::vector<std::pair<int, Row>> &victims = ev.victims[deficit];
+	double extra = ev.cost[deficit];
 	if (multi(r)) /* the owners of J's nodes must be J or leave */
 		for (int m = 0; m < N; m++) {
 			if (!r[m] || owner[m] < 0 || owner[m] == j)
@@ -309,17 +338,18 @@ void Search::take_moves(int j, const std::vector<int> &freecap, Move &best)
 	Row cur = row(j);
 	int reps = std::accumulate(cur.begin(), cur.end(), 0);
 	for (int n = 0; n < N; n++) {
+		Eviction ev;
 		for (int r = freecap[n] + 1; r <= std::min(p.cap(n), maxr); r++) {
 			Row nr(N, 0);
 			nr[n] = r;
-			take(j, n, nr, freecap, best);
+			take(j, n, nr, freecap, ev, best);
 		}
 		for (int d = 1; cur[n] + d <= p.cap(n) && reps + d <= maxr; d++) {
 			if (cur[n] + d <= freecap[n])
 				continue;
 			Row nr = cur;
 			nr[n] += d;
-			take(j, n, nr, freecap, best);
+			take(j, n, nr, freecap, ev, best);
 		}
 	}
 }
