@@ -193,7 +193,7 @@ PerfParams fit_perf_params(const std::vector<PerfSample> &samples,
 		st.evaluations += r.evaluations;
 		return r.value;
 	};
-	for (double delta : {1e-4, 1e-6, 1e-8, 1e-10, 1e-12})
+	for (double delta : {1e-4, 1e-7, 1e-10})
 		run(y, delta);
 	double fy = run(y, 0.0), fx = run(x, 0.0);
 	if (fy < fx) {

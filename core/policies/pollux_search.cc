@@ -20,6 +20,9 @@ struct Move {
 	std::vector<std::pair<int, Row>> steps;
 };
 
+/* Relocation attempts per job and pass. */
+const size_t kRelocations = 4;
+
 /* Greedy eviction from one node: after d steps, the victims' rows and
  * the total growth of their terms. */
 struct Eviction {
@@ -138,6 +141,13 @@ struct Search {
 	void plain_moves(int j, const std::vector<int> &freecap, Move &best);
 	void spread_moves(int j, const std::vector<int> &freecap, Move &best);
 	void take_moves(int j, const std::vector<int> &freecap, Move &best);
+	void take_options(int j, const std::vector<int> &freecap, Move &best);
+	struct Pending {
+		double gain;
+		Row row;
+		std::vector<std::pair<int, Row>> victims;
+	};
+	std::vector<Pending> pending;
 	void take(int j, int n, const Row &r, const std::vector<int> &freecap,
 		  Eviction &ev, Move &best);
 	bool evict(int j, int n, int d, Eviction &e);
@@ -290,7 +300,7 @@ void Search::take(int j, int n, const Row &r, const std::vector<int> &freecap,
 	if (value(j, r) - val[j] + extra < best.delta)
 		consider(best, j, r, extra, &victims);
 	else if (value(j, r) < val[j])
-		relocate(j, r, victims, best);
+		pending.push_back({value(j, r) - val[j], r, victims});
 }
 
 /* The take alone does not pay: let each victim then make its best plain
@@ -332,7 +342,21 @@ void Search::relocate(int j, const Row &r,
 	}
 }
 
+/* Takes that pay for J but not with the victims left where they are:
+ * the few best for J are tried with relocation (costly, so capped). */
 void Search::take_moves(int j, const std::vector<int> &freecap, Move &best)
+{
+	pending.clear();
+	take_options(j, freecap, best);
+	std::stable_sort(pending.begin(), pending.end(),
+			 [](const Pending &a, const Pending &b) {
+				 return a.gain < b.gain;
+			 });
+	for (size_t k = 0; k < pending.size() && k < kRelocations; k++)
+		relocate(j, pending[k].row, pending[k].victims, best);
+}
+
+void Search::take_options(int j, const std::vector<int> &freecap, Move &best)
 {
 	int maxr = p.max_replicas(j);
 	Row cur = row(j);
