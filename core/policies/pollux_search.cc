@@ -6,6 +6,7 @@
 #include "core/policies/pollux_search.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace tidal {
@@ -142,6 +143,7 @@ struct Search {
 	void spread_moves(int j, const std::vector<int> &freecap, Move &best);
 	void take_moves(int j, const std::vector<int> &freecap, Move &best);
 	void take_options(int j, const std::vector<int> &freecap, Move &best);
+	void restore(int j, const std::vector<int> &freecap, Move &best);
 	struct Pending {
 		double gain;
 		Row row;
@@ -348,12 +350,65 @@ void Search::take_moves(int j, const std::vector<int> &freecap, Move &best)
 {
 	pending.clear();
 	take_options(j, freecap, best);
+	restore(j, freecap, best);
 	std::stable_sort(pending.begin(), pending.end(),
 			 [](const Pending &a, const Pending &b) {
 				 return a.gain < b.gain;
 			 });
 	for (size_t k = 0; k < pending.size() && k < kRelocations; k++)
 		relocate(j, pending[k].row, pending[k].victims, best);
+}
+
+/* Back to the current allocation (no restart penalty), evicting what
+ * now sits in its way on every node, by each node's eviction sequence. */
+void Search::restore(int j, const std::vector<int> &freecap, Move &best)
+{
+	Row base(p.base().begin() + (size_t)j * N,
+		 p.base().begin() + (size_t)(j + 1) * N);
+	if (base == row(j) ||
+	    std::accumulate(base.begin(), base.end(), 0) > p.max_replicas(j))
+		return;
+	std::vector<std::pair<int, Row>> victims;
+	bool any = false;
+	for (int n = 0; n < N; n++) {
+		int d = base[n] - freecap[n];
+		if (d <= 0)
+			continue;
+		any = true;
+		Eviction ev;
+		if (!evict(j, n, d, ev))
+			return;
+		for (auto &[i, vr] : ev.victims[d]) {
+			auto it = std::find_if(victims.begin(), victims.end(),
+					       [&](auto &v) { return v.first == i; });
+			if (it == victims.end())
+				victims.emplace_back(i, row(i));
+			it = std::find_if(victims.begin(), victims.end(),
+					  [&](auto &v) { return v.first == i; });
+			it->second[n] = vr[n];
+		}
+	}
+	if (!any)
+		return;
+	double extra = 0;
+	for (auto &[i, vr] : victims)
+		extra += value(i, vr) - val[i];
+	if (multi(base))
+		for (int m = 0; m < N; m++) {
+			if (!base[m] || owner[m] < 0 || owner[m] == j)
+				continue;
+			auto it = std::find_if(victims.begin(), victims.end(),
+					       [&](auto &v) {
+						       return v.first == owner[m];
+					       });
+			if (it == victims.end() ||
+			    (it->second[m] > 0 && multi(it->second)))
+				return;
+		}
+	if (value(j, base) - val[j] + extra < best.delta)
+		consider(best, j, base, extra, &victims);
+	else
+		pending.push_back({-INFINITY, base, victims});
 }
 
 void Search::take_options(int j, const std::vector<int> &freecap, Move &best)
