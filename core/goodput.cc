@@ -12,7 +12,8 @@
 
 #include "core/minimize_box.h"
 
-namespace tidal {
+namespace tidal
+{
 
 double predict_accum_time(const PerfParams &p, double atomic_bsz)
 {
@@ -71,8 +72,8 @@ static LogOptim log_optim(double a, double n, double g)
 	r.value = log_s / g;
 	r.d_a = wa / a;
 	r.d_n = wn / n;
-	r.d_gamma = -log_s / (g * g) +
-		    (wa * std::log(a) + wn * std::log(n)) / g;
+	r.d_gamma =
+		-log_s / (g * g) + (wa * std::log(a) + wn * std::log(n)) / g;
 	return r;
 }
 
@@ -140,8 +141,8 @@ double perf_loss(const std::array<double, 7> &x,
 PerfParams fit_perf_params(const std::vector<PerfSample> &samples,
 			   FitStats *stats)
 {
-	std::vector<double> x = {0.1, 0.01, 0.1, 0.01, 0.1, 0.01, 1.001};
-	std::vector<double> lo = {1e-8, 1e-8, 1e-8, 1e-8, 1e-8, 1e-8, 1.0};
+	std::vector<double> x = { 0.1, 0.01, 0.1, 0.01, 0.1, 0.01, 1.001 };
+	std::vector<double> lo = { 1e-8, 1e-8, 1e-8, 1e-8, 1e-8, 1e-8, 1.0 };
 	std::vector<double> hi(6, HUGE_VAL);
 	hi.push_back(10.0);
 	std::set<int> atomics;
@@ -193,7 +194,7 @@ PerfParams fit_perf_params(const std::vector<PerfSample> &samples,
 		st.evaluations += r.evaluations;
 		return r.value;
 	};
-	for (double delta : {1e-4, 1e-7, 1e-10})
+	for (double delta : { 1e-4, 1e-7, 1e-10 })
 		run(y, delta);
 	double fy = run(y, 0.0), fx = run(x, 0.0);
 	if (fy < fx) {
@@ -254,15 +255,14 @@ static double geom_point(double a, double b, int i, int num)
 	return std::pow(10.0, i * step + la);
 }
 
-GoodputChoice GoodputFunction::optimize(int nodes, int replicas,
-					int max_batch, int min_atomic,
-					int max_atomic,
+GoodputChoice GoodputFunction::optimize(int nodes, int replicas, int max_batch,
+					int min_atomic, int max_atomic,
 					bool accumulation) const
 {
 	const double eps = 1e-8;
 	const int num = 50;
 	double lo = std::max((double)init_bsz_, (double)min_atomic * replicas);
-	GoodputChoice best{-1, 0, 0};
+	GoodputChoice best{ -1, 0, 0 };
 	for (int i = 0; i < num; i++) {
 		double local = geom_point(lo, max_batch, i, num) / replicas;
 		int accum = 0;
@@ -276,7 +276,7 @@ GoodputChoice GoodputFunction::optimize(int nodes, int replicas,
 		if (min_atomic <= atomic && atomic <= max_atomic)
 			gp = evaluate(nodes, replicas, atomic, accum);
 		if (gp > best.goodput)
-			best = {gp, atomic, accum};
+			best = { gp, atomic, accum };
 	}
 	return best;
 }
@@ -284,8 +284,8 @@ GoodputChoice GoodputFunction::optimize(int nodes, int replicas,
 SpeedupFunction::SpeedupFunction(const GoodputFunction &fn, int max_batch,
 				 int min_atomic, int max_atomic,
 				 bool accumulation)
-	: fn_(fn), max_batch_(max_batch), min_atomic_(min_atomic),
-	  max_atomic_(max_atomic), accumulation_(accumulation)
+    : fn_(fn), max_batch_(max_batch), min_atomic_(min_atomic),
+      max_atomic_(max_atomic), accumulation_(accumulation)
 {
 	set_base(1, 1);
 }

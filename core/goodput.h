@@ -20,7 +20,8 @@
 #include <map>
 #include <vector>
 
-namespace tidal {
+namespace tidal
+{
 
 /* T_acc = alpha_c + beta_c atomic_bsz
  * T_net = alpha_n + beta_n max(r - 2, 1e-8)  (more than one node)
@@ -32,11 +33,12 @@ struct PerfParams {
 
 	std::array<double, 7> vec() const
 	{
-		return {alpha_c, beta_c, alpha_n, beta_n, alpha_r, beta_r, gamma};
+		return { alpha_c, beta_c, alpha_n, beta_n,
+			 alpha_r, beta_r, gamma };
 	}
 	static PerfParams from(const std::array<double, 7> &v)
 	{
-		return {v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+		return { v[0], v[1], v[2], v[3], v[4], v[5], v[6] };
 	}
 };
 
@@ -82,11 +84,12 @@ struct GoodputChoice {
 	int atomic_bsz = 0, accum_steps = 0;
 };
 
-class GoodputFunction {
+class GoodputFunction
+{
 public:
 	GoodputFunction(const PerfParams &perf, const GradParams &grad,
 			int init_batch_size)
-		: perf_(perf), grad_(grad), init_bsz_(init_batch_size)
+	    : perf_(perf), grad_(grad), init_bsz_(init_batch_size)
 	{
 	}
 
@@ -115,7 +118,8 @@ private:
 /* speedup(n, r) = optimize(n, r).goodput / base; 0 at (0, 0); memoised.
  * The base starts as optimize(1, 1); Pollux replaces it by the goodput
  * at the fair share (set_base). */
-class SpeedupFunction {
+class SpeedupFunction
+{
 public:
 	SpeedupFunction(const GoodputFunction &fn, int max_batch,
 			int min_atomic, int max_atomic, bool accumulation);

@@ -9,9 +9,11 @@
 #include <cmath>
 #include <deque>
 
-namespace tidal {
+namespace tidal
+{
 
-namespace {
+namespace
+{
 
 using Vec = std::vector<double>;
 
@@ -97,7 +99,7 @@ MinimizeResult minimize_box(const Objective &f, Vec &x, const Vec &lo,
 			    const Vec &hi, const MinimizeOptions &opt)
 {
 	size_t n = x.size();
-	Box box{lo, hi};
+	Box box{ lo, hi };
 	for (size_t i = 0; i < n; i++)
 		x[i] = box.clip(i, x[i]);
 	MinimizeResult res;
@@ -123,8 +125,9 @@ MinimizeResult minimize_box(const Objective &f, Vec &x, const Vec &lo,
 			gd = dot(g, d);
 		}
 		/* The first step is scaled to a unit move, as L-BFGS-B does. */
-		double t = mem.empty() ? std::min(1.0, 1.0 / std::sqrt(dot(d, d)))
-				       : 1.0;
+		double t = mem.empty()
+				   ? std::min(1.0, 1.0 / std::sqrt(dot(d, d)))
+				   : 1.0;
 		double fn = fx;
 		bool ok = false;
 		for (int k = 0; k < 60; k++, t *= 0.5) {
@@ -142,7 +145,7 @@ MinimizeResult minimize_box(const Objective &f, Vec &x, const Vec &lo,
 		}
 		if (!ok && mem.empty())
 			break; /* no progress possible along d */
-		if (!ok) { /* curvature pairs mislead (a kink): restart */
+		if (!ok) {     /* curvature pairs mislead (a kink): restart */
 			mem.clear();
 			continue;
 		}
@@ -161,7 +164,7 @@ MinimizeResult minimize_box(const Objective &f, Vec &x, const Vec &lo,
 				mem.pop_front();
 		}
 		double rel = (fx - fn) /
-			     std::max({std::fabs(fx), std::fabs(fn), 1.0});
+			     std::max({ std::fabs(fx), std::fabs(fn), 1.0 });
 		x = xn;
 		g = gn;
 		fx = fn;

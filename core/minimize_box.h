@@ -17,7 +17,8 @@
 #include <functional>
 #include <vector>
 
-namespace tidal {
+namespace tidal
+{
 
 struct MinimizeOptions {
 	double pgtol = 1e-5;
@@ -37,9 +38,8 @@ struct MinimizeResult {
 };
 
 /* Value at X; fills *grad (same size as X). */
-using Objective =
-	std::function<double(const std::vector<double> &x,
-			     std::vector<double> *grad)>;
+using Objective = std::function<double(const std::vector<double> &x,
+				       std::vector<double> *grad)>;
 
 /* IN: f, x (start; clipped into the box), lo/hi (lo[i] == hi[i] pins x[i];
  *     use +-HUGE_VAL for no bound).

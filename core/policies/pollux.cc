@@ -14,13 +14,14 @@
 
 #include "core/policies/pollux_search.h"
 
-namespace tidal {
+namespace tidal
+{
 
 PolluxPolicy::PolluxPolicy(const Params &params, std::uint64_t seed)
-	: rng_(seed)
+    : rng_(seed)
 {
 	use_ga_ = params.get_choice("Pollux.Optimizer", "search",
-				    {"search", "ga"}) == "ga";
+				    { "search", "ga" }) == "ga";
 	compare_ = params.get_bool("Pollux.CompareGA", false);
 	ga_opt_.generations =
 		(int)params.get_long("Pollux.GaGenerations", 100, 1, 100000);
@@ -40,7 +41,7 @@ PolluxPolicy::ga_init(const std::vector<JobId> &order,
 		      const std::vector<int> &base, int nodes) const
 {
 	if (prev_front_.empty())
-		return {base};
+		return { base };
 	std::map<JobId, int> was;
 	for (size_t i = 0; i < prev_jobs_.size(); i++)
 		was[prev_jobs_[i]] = (int)i;

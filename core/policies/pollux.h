@@ -37,37 +37,40 @@
 #include "core/policies/pollux_ga.h"
 #include "core/policies/pollux_search.h"
 
-namespace tidal {
+namespace tidal
+{
 
 struct PolluxJobState {
 	JobId id = 0;
 	double submit = 0;
 	double attained = 0; /* GPU-seconds */
-	double age = 0;      /* now - submit */
+	double age = 0;	     /* now - submit */
 	int restarts = 0;
 	int max_replicas = 1;
 	std::optional<SpeedupFunction> speedup; /* none: not fitted yet */
-	std::vector<int> alloc; /* current node per replica */
+	std::vector<int> alloc;			/* current node per replica */
 };
 
 /* What one round did, for reports and the GA comparison. */
 struct PolluxRound {
 	int jobs = 0;
-	double f1 = 0;          /* applied solution */
+	double f1 = 0;		/* applied solution */
 	double f1_search = NAN; /* the local search's, if run */
-	double f1_ga = NAN;     /* the GA's best, if run */
+	double f1_ga = NAN;	/* the GA's best, if run */
 	long ga_evaluations = 0;
 };
 
-class PolluxPolicy {
+class PolluxPolicy
+{
 public:
 	PolluxPolicy(const Params &params, std::uint64_t seed);
 
 	/* IN: jobs (active; speedup bases are reset here), node_gpus.
 	 * RET: the new node list of each job, in the order of JOBS. */
-	std::vector<std::vector<int>> optimize(std::vector<PolluxJobState> &jobs,
-					       const std::vector<int> &node_gpus,
-					       PolluxRound *round = nullptr);
+	std::vector<std::vector<int>>
+	optimize(std::vector<PolluxJobState> &jobs,
+		 const std::vector<int> &node_gpus,
+		 PolluxRound *round = nullptr);
 
 private:
 	std::vector<std::vector<int>> ga_init(const std::vector<JobId> &order,

@@ -10,9 +10,11 @@
 #include <numeric>
 #include <set>
 
-namespace tidal {
+namespace tidal
+{
 
-namespace {
+namespace
+{
 
 using State = std::vector<int>;
 
@@ -112,9 +114,11 @@ std::vector<Indiv> survive(std::vector<Indiv> pop, size_t n, Rng &rng)
 		std::iota(order.begin(), order.end(), 0);
 		if (out.size() + front.size() > n) {
 			for (size_t i = order.size(); i-- > 1;)
-				std::swap(order[i], order[rng.below((int)i + 1)]);
-			std::stable_sort(order.begin(), order.end(),
-					 [&](int a, int b) { return cd[a] > cd[b]; });
+				std::swap(order[i],
+					  order[rng.below((int)i + 1)]);
+			std::stable_sort(
+				order.begin(), order.end(),
+				[&](int a, int b) { return cd[a] > cd[b]; });
 			order.resize(n - out.size());
 		}
 		for (int i : order) {
@@ -257,7 +261,8 @@ std::vector<Indiv> Ga::offspring(const std::vector<Indiv> &pop)
 		}
 		if ((int)fresh.size() > left) {
 			for (size_t i = fresh.size(); i-- > 1;)
-				std::swap(fresh[i], fresh[rng.below((int)i + 1)]);
+				std::swap(fresh[i],
+					  fresh[rng.below((int)i + 1)]);
 			for (size_t i = left; i < fresh.size(); i++)
 				seen.erase(fresh[i]);
 			fresh.resize(left);
@@ -278,7 +283,7 @@ GaResult pollux_nsga2(const PolluxProblem &problem,
 		      std::vector<std::vector<int>> init, Rng &rng,
 		      const GaOptions &opt)
 {
-	Ga ga{problem, rng, opt};
+	Ga ga{ problem, rng, opt };
 	std::vector<Indiv> pop;
 	std::set<State> seen;
 	for (State &x : init) {

@@ -24,7 +24,8 @@
 
 #include "core/policies/pollux_problem.h"
 
-namespace tidal {
+namespace tidal
+{
 
 struct GaOptions {
 	int pop_size = 100;
@@ -35,7 +36,7 @@ struct GaOptions {
 struct GaResult {
 	std::vector<std::vector<int>> front; /* non-dominated states */
 	std::vector<double> f1, f2;
-	int best = 0;                        /* argmin F1 on the front */
+	int best = 0; /* argmin F1 on the front */
 	long evaluations = 0;
 };
 

@@ -8,7 +8,8 @@
 #include <algorithm>
 #include <numeric>
 
-namespace tidal {
+namespace tidal
+{
 
 static std::uint64_t splitmix(std::uint64_t &x)
 {
@@ -53,8 +54,8 @@ int Rng::below(int n)
 
 PolluxProblem::PolluxProblem(std::vector<PolluxJobInput> jobs,
 			     std::vector<int> node_gpus, std::vector<int> base)
-	: jobs_(std::move(jobs)), caps_(std::move(node_gpus)),
-	  base_(std::move(base))
+    : jobs_(std::move(jobs)), caps_(std::move(node_gpus)),
+      base_(std::move(base))
 {
 	int total = std::accumulate(caps_.begin(), caps_.end(), 0);
 	/* dominant share (1 GPU of TOTAL) x number of nodes */
@@ -64,7 +65,8 @@ PolluxProblem::PolluxProblem(std::vector<PolluxJobInput> jobs,
 
 bool PolluxProblem::row_is_base(const int *row, int j) const
 {
-	return std::equal(row, row + nodes(), base_.data() + (size_t)j * nodes());
+	return std::equal(row, row + nodes(),
+			  base_.data() + (size_t)j * nodes());
 }
 
 double PolluxProblem::speedup(int j, int nodes, int replicas) const

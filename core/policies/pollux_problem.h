@@ -26,15 +26,17 @@
 #include <functional>
 #include <vector>
 
-namespace tidal {
+namespace tidal
+{
 
 /* xoshiro256** with explicit conversions: the same stream everywhere. */
-class Rng {
+class Rng
+{
 public:
 	explicit Rng(std::uint64_t seed);
 	std::uint64_t next();
-	double uniform();          /* [0, 1) */
-	int below(int n);          /* [0, n) */
+	double uniform(); /* [0, 1) */
+	int below(int n); /* [0, n) */
 
 private:
 	std::uint64_t s_[4];
@@ -50,7 +52,8 @@ struct PolluxJobInput {
 	double restart_factor = 1; /* max(age - 30 restarts, 0) / (age + 30) */
 };
 
-class PolluxProblem {
+class PolluxProblem
+{
 public:
 	/* JOBS in Pollux order; NODE_GPUS per node; BASE = current state
 	 * (jobs x nodes, row-major). */

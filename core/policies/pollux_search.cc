@@ -9,9 +9,11 @@
 #include <cmath>
 #include <numeric>
 
-namespace tidal {
+namespace tidal
+{
 
-namespace {
+namespace
+{
 
 using Row = std::vector<int>;
 
@@ -28,20 +30,20 @@ const size_t kRelocations = 4;
  * the total growth of their terms. */
 struct Eviction {
 	bool stuck = false;
-	std::vector<double> cost{0.0};
-	std::vector<std::vector<std::pair<int, Row>>> victims{{}};
+	std::vector<double> cost{ 0.0 };
+	std::vector<std::vector<std::pair<int, Row>>> victims{ {} };
 };
 
 struct Search {
 	const PolluxProblem &p;
 	int J, N;
 	std::vector<int> S, used, owner; /* owner: distributed job or -1 */
-	std::vector<int> knodes;        /* nodes per job */
+	std::vector<int> knodes;	 /* nodes per job */
 	std::vector<double> val;
 	SearchStats st;
 
 	Search(const PolluxProblem &prob, std::vector<int> s)
-		: p(prob), J(prob.jobs()), N(prob.nodes()), S(std::move(s))
+	    : p(prob), J(prob.jobs()), N(prob.nodes()), S(std::move(s))
 	{
 		used.assign(N, 0);
 		owner.assign(N, -1);
@@ -72,8 +74,8 @@ struct Search {
 				k++;
 				rep += v;
 			}
-		return 1.0 / (p.scaled(j, k, rep, p.row_is_base(r.data(), j)) +
-			      1e-3);
+		return 1.0 /
+		       (p.scaled(j, k, rep, p.row_is_base(r.data(), j)) + 1e-3);
 	}
 	/* Add (SIGN +1) or remove (-1) row R of job J from the GPU counts;
 	 * owners are recomputed by set_row once the rows are in place. */
@@ -173,7 +175,8 @@ void Search::plain_moves(int j, const std::vector<int> &freecap, Move &best)
 	for (int r = 1; r <= maxr; r++) {
 		int at = -1;
 		for (int n = 0; n < N; n++)
-			if (freecap[n] >= r && (at < 0 || freecap[n] < freecap[at]))
+			if (freecap[n] >= r &&
+			    (at < 0 || freecap[n] < freecap[at]))
 				at = n;
 		if (at < 0)
 			break;
@@ -206,9 +209,8 @@ void Search::spread_moves(int j, const std::vector<int> &freecap, Move &best)
 	for (int n = 0; n < N; n++)
 		if (freecap[n] > 0 && (owner[n] == -1 || owner[n] == j))
 			nodes.push_back(n);
-	std::stable_sort(nodes.begin(), nodes.end(), [&](int a, int b) {
-		return freecap[a] > freecap[b];
-	});
+	std::stable_sort(nodes.begin(), nodes.end(),
+			 [&](int a, int b) { return freecap[a] > freecap[b]; });
 	if (nodes.size() < 2)
 		return;
 	Row cur = row(j);
@@ -246,8 +248,9 @@ bool Search::evict(int j, int n, int d, Eviction &e)
 		for (int i = 0; i < J; i++) {
 			if (i == j || S[(size_t)i * N + n] == 0)
 				continue;
-			auto it = std::find_if(vs.begin(), vs.end(),
-					       [&](auto &v) { return v.first == i; });
+			auto it = std::find_if(
+				vs.begin(), vs.end(),
+				[&](auto &v) { return v.first == i; });
 			Row vr = it != vs.end() ? it->second : row(i);
 			if (vr[n] == 0)
 				continue;
@@ -291,10 +294,9 @@ void Search::take(int j, int n, const Row &r, const std::vector<int> &freecap,
 		for (int m = 0; m < N; m++) {
 			if (!r[m] || owner[m] < 0 || owner[m] == j)
 				continue;
-			auto it = std::find_if(victims.begin(), victims.end(),
-					       [&](auto &v) {
-						       return v.first == owner[m];
-					       });
+			auto it = std::find_if(
+				victims.begin(), victims.end(),
+				[&](auto &v) { return v.first == owner[m]; });
 			if (it == victims.end() ||
 			    (it->second[m] > 0 && multi(it->second)))
 				return;
@@ -302,7 +304,7 @@ void Search::take(int j, int n, const Row &r, const std::vector<int> &freecap,
 	if (value(j, r) - val[j] + extra < best.delta)
 		consider(best, j, r, extra, &victims);
 	else if (value(j, r) < val[j])
-		pending.push_back({value(j, r) - val[j], r, victims});
+		pending.push_back({ value(j, r) - val[j], r, victims });
 }
 
 /* The take alone does not pay: let each victim then make its best plain
@@ -379,12 +381,14 @@ void Search::restore(int j, const std::vector<int> &freecap, Move &best)
 		if (!evict(j, n, d, ev))
 			return;
 		for (auto &[i, vr] : ev.victims[d]) {
-			auto it = std::find_if(victims.begin(), victims.end(),
-					       [&](auto &v) { return v.first == i; });
+			auto it = std::find_if(
+				victims.begin(), victims.end(),
+				[&](auto &v) { return v.first == i; });
 			if (it == victims.end())
 				victims.emplace_back(i, row(i));
-			it = std::find_if(victims.begin(), victims.end(),
-					  [&](auto &v) { return v.first == i; });
+			it = std::find_if(
+				victims.begin(), victims.end(),
+				[&](auto &v) { return v.first == i; });
 			it->second[n] = vr[n];
 		}
 	}
@@ -397,10 +401,9 @@ void Search::restore(int j, const std::vector<int> &freecap, Move &best)
 		for (int m = 0; m < N; m++) {
 			if (!base[m] || owner[m] < 0 || owner[m] == j)
 				continue;
-			auto it = std::find_if(victims.begin(), victims.end(),
-					       [&](auto &v) {
-						       return v.first == owner[m];
-					       });
+			auto it = std::find_if(
+				victims.begin(), victims.end(),
+				[&](auto &v) { return v.first == owner[m]; });
 			if (it == victims.end() ||
 			    (it->second[m] > 0 && multi(it->second)))
 				return;
@@ -408,7 +411,7 @@ void Search::restore(int j, const std::vector<int> &freecap, Move &best)
 	if (value(j, base) - val[j] + extra < best.delta)
 		consider(best, j, base, extra, &victims);
 	else
-		pending.push_back({-INFINITY, base, victims});
+		pending.push_back({ -INFINITY, base, victims });
 }
 
 void Search::take_options(int j, const std::vector<int> &freecap, Move &best)
@@ -418,12 +421,14 @@ void Search::take_options(int j, const std::vector<int> &freecap, Move &best)
 	int reps = std::accumulate(cur.begin(), cur.end(), 0);
 	for (int n = 0; n < N; n++) {
 		Eviction ev;
-		for (int r = freecap[n] + 1; r <= std::min(p.cap(n), maxr); r++) {
+		for (int r = freecap[n] + 1; r <= std::min(p.cap(n), maxr);
+		     r++) {
 			Row nr(N, 0);
 			nr[n] = r;
 			take(j, n, nr, freecap, ev, best);
 		}
-		for (int d = 1; cur[n] + d <= p.cap(n) && reps + d <= maxr; d++) {
+		for (int d = 1; cur[n] + d <= p.cap(n) && reps + d <= maxr;
+		     d++) {
 			if (cur[n] + d <= freecap[n])
 				continue;
 			Row nr = cur;
@@ -440,7 +445,7 @@ bool Search::improve(int j)
 		freecap[n] = p.cap(n) - used[n] + S[(size_t)j * N + n];
 	Move best;
 	best.delta = -1e-12 * std::max(1.0, std::accumulate(val.begin(),
-							   val.end(), 0.0));
+							    val.end(), 0.0));
 	plain_moves(j, freecap, best);
 	spread_moves(j, freecap, best);
 	take_moves(j, freecap, best);

@@ -32,7 +32,8 @@
 
 #include "core/policies/pollux_problem.h"
 
-namespace tidal {
+namespace tidal
+{
 
 struct SearchOptions {
 	/* Iterated local search: perturb the best state this many times

@@ -11,13 +11,14 @@
 
 #include "core/placement.h"
 
-namespace tidal::sim {
+namespace tidal::sim
+{
 
-std::vector<NodeList> pollux_decide(PolluxPolicy &policy,
-				    const std::vector<const PolluxJob *> &active,
-				    const std::vector<NodeList> &current,
-				    const Cluster &cluster, double now,
-				    PolluxRound *round)
+std::vector<NodeList>
+pollux_decide(PolluxPolicy &policy,
+	      const std::vector<const PolluxJob *> &active,
+	      const std::vector<NodeList> &current, const Cluster &cluster,
+	      double now, PolluxRound *round)
 {
 	std::vector<PolluxJobState> in;
 	for (size_t k = 0; k < active.size(); k++) {
@@ -30,8 +31,8 @@ std::vector<NodeList> pollux_decide(PolluxPolicy &policy,
 		s.age = now - j.submit;
 		s.restarts = std::max(0, j.restarts);
 		s.max_replicas =
-			std::min({std::max(2 * j.max_profiled_replicas(), 1),
-				  64, a.max_batch_size / a.min_local_bsz});
+			std::min({ std::max(2 * j.max_profiled_replicas(), 1),
+				   64, a.max_batch_size / a.min_local_bsz });
 		if (a.name == "ncf")
 			s.max_replicas = 1;
 		s.speedup = j.speedup_fn();
@@ -44,7 +45,8 @@ std::vector<NodeList> pollux_decide(PolluxPolicy &policy,
 	return policy.optimize(in, gpus, round);
 }
 
-namespace {
+namespace
+{
 
 int ceil_eps(double v)
 {
@@ -82,9 +84,9 @@ double remaining_iterations(const PolluxJob &j)
 
 } /* namespace */
 
-std::vector<NodeList> optimus_decide(const std::vector<const PolluxJob *> &active,
-				     const std::vector<NodeList> &current,
-				     const Cluster &cluster)
+std::vector<NodeList>
+optimus_decide(const std::vector<const PolluxJob *> &active,
+	       const std::vector<NodeList> &current, const Cluster &cluster)
 {
 	size_t J = active.size();
 	int left = cluster.total_gpus(), per_node = cluster.max_gpus_per_node();
@@ -100,9 +102,10 @@ std::vector<NodeList> optimus_decide(const std::vector<const PolluxJob *> &activ
 	};
 	for (size_t k = 0; k < J; k++) {
 		const PolluxJob &j = *active[k];
-		maxr[k] = j.app->name == "ncf"
-				  ? 1
-				  : (int)(j.target_batch / j.app->min_local_bsz);
+		maxr[k] =
+			j.app->name == "ncf"
+				? 1
+				: (int)(j.target_batch / j.app->min_local_bsz);
 		rem[k] = remaining_iterations(j);
 		if (left > 0) {
 			reps[k] = 1;
@@ -131,7 +134,7 @@ std::vector<NodeList> optimus_decide(const std::vector<const PolluxJob *> &activ
 			out[k] = current[k];
 			Placement p;
 			for (int n : current[k])
-				p.push_back({n, 1});
+				p.push_back({ n, 1 });
 			free.take(p);
 		} else if (reps[k] > 0) {
 			todo.push_back(k);

@@ -21,26 +21,27 @@
 #include "core/policies/pollux.h"
 #include "sim/presets/pollux_job.h"
 
-namespace tidal::sim {
+namespace tidal::sim
+{
 
 using NodeList = std::vector<int>;
 
 /* Pollux's JobInfo per active job (simulator.get_pollux_job_info): max
  * replicas min(max(2 x profiled, 1), 64, max batch / min local batch),
  * 1 for ncf; the job's speedup function if fitted. */
-std::vector<NodeList> pollux_decide(PolluxPolicy &policy,
-				    const std::vector<const PolluxJob *> &active,
-				    const std::vector<NodeList> &current,
-				    const Cluster &cluster, double now,
-				    PolluxRound *round);
+std::vector<NodeList>
+pollux_decide(PolluxPolicy &policy,
+	      const std::vector<const PolluxJob *> &active,
+	      const std::vector<NodeList> &current, const Cluster &cluster,
+	      double now, PolluxRound *round);
 
 /* Optimus+Oracle (optimus.OptimusPolicy): one GPU per job in arrival
  * order, then each further GPU to the job whose remaining time
  * (t(r) - t(r+1)) x remaining iterations drops most, t from the true
  * throughput; allocations whose size is unchanged are kept, the others
  * filled, smallest first, from the node with the most free GPUs. */
-std::vector<NodeList> optimus_decide(const std::vector<const PolluxJob *> &active,
-				     const std::vector<NodeList> &current,
-				     const Cluster &cluster);
+std::vector<NodeList>
+optimus_decide(const std::vector<const PolluxJob *> &active,
+	       const std::vector<NodeList> &current, const Cluster &cluster);
 
 } /* namespace tidal::sim */

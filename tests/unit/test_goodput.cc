@@ -31,8 +31,8 @@ static void test_minimize_box(void **state)
 		return (x[0] - 3) * (x[0] - 3) + (x[1] + 1) * (x[1] + 1) +
 		       (x[2] - 0.5) * (x[2] - 0.5);
 	};
-	std::vector<double> x = {1, 4, -1};
-	MinimizeResult r = minimize_box(f, x, {0, 0, -1}, {2, 5, 1});
+	std::vector<double> x = { 1, 4, -1 };
+	MinimizeResult r = minimize_box(f, x, { 0, 0, -1 }, { 2, 5, 1 });
 	assert_true(r.converged);
 	assert_true(std::fabs(x[0] - 2) < 1e-9);
 	assert_true(std::fabs(x[1]) < 1e-9);
@@ -50,29 +50,30 @@ static void test_minimize_rosenbrock(void **state)
 		(*g)[1] = 200 * b;
 		return a * a + 100 * b * b;
 	};
-	std::vector<double> x = {-1.2, 1};
+	std::vector<double> x = { -1.2, 1 };
 	MinimizeOptions o;
 	o.ftol = 1e-15;
-	minimize_box(f, x, {-5, -5}, {5, 5}, o);
+	minimize_box(f, x, { -5, -5 }, { 5, 5 }, o);
 	assert_true(std::fabs(x[0] - 1) < 1e-4 && std::fabs(x[1] - 1) < 1e-4);
 }
 
-static const PerfParams truth = {0.05, 0.002, 0.3, 0.01, 0.1, 0.004, 1.6};
+static const PerfParams truth = { 0.05, 0.002, 0.3, 0.01, 0.1, 0.004, 1.6 };
 
 static std::vector<PerfSample> synthetic()
 {
 	std::vector<PerfSample> out;
-	int shapes[][2] = {{1, 1}, {1, 2}, {1, 4}, {2, 8}, {4, 16}, {2, 4}};
+	int shapes[][2] = { { 1, 1 }, { 1, 2 },	 { 1, 4 },
+			    { 2, 8 }, { 4, 16 }, { 2, 4 } };
 	for (auto &s : shapes)
-		for (int b : {16, 32, 64, 128}) {
+		for (int b : { 16, 32, 64, 128 }) {
 			PerfSample p;
 			p.nodes = s[0];
 			p.replicas = s[1];
 			p.atomic_bsz = b;
 			p.accum_time = predict_accum_time(truth, b);
 			double net = predict_network_time(truth, s[0], s[1]);
-			p.optim_time = predict_optim_time(truth, p.accum_time,
-							  net);
+			p.optim_time =
+				predict_optim_time(truth, p.accum_time, net);
 			out.push_back(p);
 		}
 	return out;
@@ -84,7 +85,7 @@ static void test_loss_gradient(void **state)
 {
 	(void)state;
 	std::vector<PerfSample> s = synthetic();
-	std::array<double, 7> x = {0.07, 0.003, 0.2, 0.02, 0.15, 0.001, 2.3};
+	std::array<double, 7> x = { 0.07, 0.003, 0.2, 0.02, 0.15, 0.001, 2.3 };
 	std::array<double, 7> g;
 	perf_loss(x, s, &g);
 	for (int i = 0; i < 7; i++) {
@@ -92,8 +93,9 @@ static void test_loss_gradient(void **state)
 		double h = 1e-6 * std::max(1.0, std::fabs(x[i])) * x[i];
 		a[i] += h;
 		b[i] -= h;
-		double fd = (perf_loss(a, s, nullptr) - perf_loss(b, s, nullptr)) /
-			    (2 * h);
+		double fd =
+			(perf_loss(a, s, nullptr) - perf_loss(b, s, nullptr)) /
+			(2 * h);
 		assert_true(rel_near(g[i], fd, 1e-5));
 	}
 }
@@ -116,7 +118,7 @@ static void test_fit_recovers(void **state)
 static void test_fit_pinning(void **state)
 {
 	(void)state;
-	std::vector<PerfSample> s = {{1, 1, 32, 0.4, 0.41}};
+	std::vector<PerfSample> s = { { 1, 1, 32, 0.4, 0.41 } };
 	PerfParams p = fit_perf_params(s);
 	assert_true(p.alpha_c == 0.2);
 	assert_true(p.alpha_r == 1e-8 && p.beta_r == 1e-8);
@@ -131,12 +133,12 @@ static void test_fit_pinning(void **state)
 static void test_efficiency(void **state)
 {
 	(void)state;
-	GoodputFunction a(truth, {1.0, 0.0}, 64);
+	GoodputFunction a(truth, { 1.0, 0.0 }, 64);
 	assert_true(rel_near(a.efficiency(256), 0.25, 1e-15));
-	GoodputFunction b(truth, {0.0, 1.0}, 64);
+	GoodputFunction b(truth, { 0.0, 1.0 }, 64);
 	assert_true(rel_near(b.efficiency(256), 1.0, 1e-15));
 	/* sqr 1, var 3, scale 4: gain (3 + 1) / (3 / 4 + 1) = 16 / 7 */
-	GoodputFunction c(truth, {1.0, 3.0}, 64);
+	GoodputFunction c(truth, { 1.0, 3.0 }, 64);
 	assert_true(rel_near(c.efficiency(256), 16.0 / 7 / 4, 1e-15));
 }
 
@@ -144,8 +146,8 @@ static void test_efficiency(void **state)
 static void test_throughput(void **state)
 {
 	(void)state;
-	PerfParams p = {0.1, 0.01, 0.3, 0.0, 0.2, 0.0, 1.0};
-	GoodputFunction f(p, {1, 0}, 8);
+	PerfParams p = { 0.1, 0.01, 0.3, 0.0, 0.2, 0.0, 1.0 };
+	GoodputFunction f(p, { 1, 0 }, 8);
 	/* 2 nodes, 4 replicas, atomic 10, 1 accum step: T_acc = 0.2,
 	 * T_net = 0.3, T_opt = 0.5 (gamma 1), total 0.7, batch 80 */
 	assert_true(rel_near(f.throughput(2, 4, 10, 1), 80 / 0.7, 1e-12));
@@ -158,12 +160,12 @@ static void test_throughput(void **state)
 static void test_optimize(void **state)
 {
 	(void)state;
-	GoodputFunction big(truth, {0.0, 1.0}, 64);
+	GoodputFunction big(truth, { 0.0, 1.0 }, 64);
 	GoodputChoice c = big.optimize(1, 2, 1024, 16, 128, true);
 	assert_int_equal(c.atomic_bsz, 128);
 	assert_int_equal(c.accum_steps, 3);
 	assert_true(rel_near(c.goodput, big.evaluate(1, 2, 128, 3), 1e-15));
-	GoodputFunction small(truth, {1.0, 0.0}, 64);
+	GoodputFunction small(truth, { 1.0, 0.0 }, 64);
 	c = small.optimize(1, 2, 1024, 16, 128, true);
 	assert_int_equal(c.atomic_bsz, 32);
 	assert_int_equal(c.accum_steps, 0);
@@ -185,7 +187,7 @@ static void test_optimize(void **state)
 static void test_speedup(void **state)
 {
 	(void)state;
-	GoodputFunction f(truth, {0.5, 2.0}, 64);
+	GoodputFunction f(truth, { 0.5, 2.0 }, 64);
 	SpeedupFunction s(f, 1024, 16, 128, true);
 	assert_true(s(0, 0) == 0.0);
 	assert_true(rel_near(s(1, 1), 1.0, 1e-15));

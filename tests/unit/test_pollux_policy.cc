@@ -36,9 +36,9 @@ static PolluxJobInput job(double per_replica, double spread, int maxr,
 static void test_objective(void **state)
 {
 	(void)state;
-	PolluxProblem p({job(1, 1, 4, 0.9), job(1, 1, 4, 0.5)}, {4, 4},
-			{1, 0, 0, 0});
-	int s[] = {1, 0, 0, 2};
+	PolluxProblem p({ job(1, 1, 4, 0.9), job(1, 1, 4, 0.5) }, { 4, 4 },
+			{ 1, 0, 0, 0 });
+	int s[] = { 1, 0, 0, 2 };
 	double f1, f2;
 	p.evaluate(s, &f1, &f2);
 	double s0 = 0.25, s1 = std::pow(2, 0.7) * 0.25 * 0.5;
@@ -54,18 +54,18 @@ static void test_objective(void **state)
 static void test_repair(void **state)
 {
 	(void)state;
-	PolluxProblem p({job(1, 1, 3, 1), job(1, 1, 8, 1), job(1, 1, 8, 1),
-			 job(1, 1, 8, 1)},
-			{4, 4, 4}, std::vector<int>(12, 0));
-	int s[] = {2, 2, 0,  /* job 0: distributed over 0, 1 */
-		   0, 1, 1,  /* job 1: distributed over 1, 2 */
-		   0, 1, 0,  /* job 2: local on node 1 */
-		   4, 0, 0}; /* job 3: local on node 0 */
+	PolluxProblem p({ job(1, 1, 3, 1), job(1, 1, 8, 1), job(1, 1, 8, 1),
+			  job(1, 1, 8, 1) },
+			{ 4, 4, 4 }, std::vector<int>(12, 0));
+	int s[] = { 2, 2, 0,   /* job 0: distributed over 0, 1 */
+		    0, 1, 1,   /* job 1: distributed over 1, 2 */
+		    0, 1, 0,   /* job 2: local on node 1 */
+		    4, 0, 0 }; /* job 3: local on node 0 */
 	Rng rng(7);
 	p.repair(s, rng);
 	assert_int_equal(s[3 + 1], 0); /* job 1 off node 1 */
 	assert_int_equal(s[3 + 2], 1);
-	assert_int_equal(s[6 + 1], 0); /* job 2 too (cumulative mask) */
+	assert_int_equal(s[6 + 1], 0);	  /* job 2 too (cumulative mask) */
 	assert_int_equal(s[0] + s[1], 3); /* job 0 capped at 3 */
 	assert_int_equal(s[9], 4 - s[0]); /* job 3 gets what is left */
 	assert_true(p.feasible(s));
@@ -110,9 +110,9 @@ static void test_search_vs_brute_force(void **state)
 		std::vector<int> base(9);
 		for (int &v : base)
 			v = rng.below(3);
-		PolluxProblem tmp(jobs, {2, 2, 2}, base);
+		PolluxProblem tmp(jobs, { 2, 2, 2 }, base);
 		tmp.repair(base.data(), rng);
-		PolluxProblem p(jobs, {2, 2, 2}, base);
+		PolluxProblem p(jobs, { 2, 2, 2 }, base);
 		std::vector<int> s = pollux_search(p);
 		assert_true(p.feasible(s.data()));
 		double f1, f2, b1;
@@ -122,8 +122,10 @@ static void test_search_vs_brute_force(void **state)
 		Rng g(t);
 		GaOptions o;
 		o.generations = 30;
-		GaResult ga = pollux_nsga2(p, {base}, g, o);
-		if (f1 > ga.f1[ga.best] + 1e-9) print_message("t %d search %.12g ga %.12g opt %.12g\n", t, f1, ga.f1[ga.best], brute_force(p));
+		GaResult ga = pollux_nsga2(p, { base }, g, o);
+		if (f1 > ga.f1[ga.best] + 1e-9)
+			print_message("t %d search %.12g ga %.12g opt %.12g\n",
+				      t, f1, ga.f1[ga.best], brute_force(p));
 		assert_true(f1 <= ga.f1[ga.best] + 1e-9);
 		double opt = brute_force(p);
 		assert_true(f1 >= opt - 1e-12);
@@ -140,12 +142,12 @@ static void test_ga_deterministic(void **state)
 	for (int j = 0; j < 6; j++)
 		jobs.push_back(job(1 + 0.1 * j, 0.8, 8, 0.5));
 	std::vector<int> base(6 * 4, 0);
-	PolluxProblem p(jobs, {4, 4, 4, 4}, base);
+	PolluxProblem p(jobs, { 4, 4, 4, 4 }, base);
 	GaOptions o;
 	o.generations = 20;
 	Rng a(3), b(3);
-	GaResult x = pollux_nsga2(p, {base}, a, o);
-	GaResult y = pollux_nsga2(p, {base}, b, o);
+	GaResult x = pollux_nsga2(p, { base }, a, o);
+	GaResult y = pollux_nsga2(p, { base }, b, o);
 	assert_true(x.front == y.front);
 	assert_true(p.feasible(x.front[x.best].data()));
 }
@@ -164,7 +166,7 @@ static void test_policy_node_lists(void **state)
 		jobs[k].age = 100;
 		jobs[k].max_replicas = 4;
 	}
-	auto out = pol.optimize(jobs, {4});
+	auto out = pol.optimize(jobs, { 4 });
 	assert_int_equal(out[0].size(), 2);
 	assert_int_equal(out[1].size(), 2);
 	assert_int_equal(out[0][0], 0);
