@@ -20,9 +20,11 @@ namespace tidal
 PolluxPolicy::PolluxPolicy(const Params &params, std::uint64_t seed)
     : rng_(seed)
 {
-	use_ga_ = params.get_choice("Pollux.Optimizer", "search",
-				    { "search", "ga" }) == "ga";
-	compare_ = params.get_bool("Pollux.CompareGA", false);
+	std::string o = params.get_choice("Pollux.Optimizer", "search",
+					  { "search", "ga", "best" });
+	use_ga_ = o == "ga";
+	best_of_ = o == "best";
+	compare_ = best_of_ || params.get_bool("Pollux.CompareGA", false);
 	ga_opt_.generations =
 		(int)params.get_long("Pollux.GaGenerations", 100, 1, 100000);
 	ga_opt_.pop_size =
@@ -114,7 +116,7 @@ PolluxPolicy::optimize(std::vector<PolluxJobState> &jobs,
 		prev_jobs_ = ids;
 		rep.f1_ga = ga.f1[ga.best];
 		rep.ga_evaluations = ga.evaluations;
-		if (use_ga_)
+		if (use_ga_ || (best_of_ && rep.f1_ga < rep.f1_search))
 			best = ga.front[ga.best];
 	}
 	if (!prob.feasible(best.data()))

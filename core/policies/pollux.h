@@ -9,16 +9,18 @@
  *        (ceil(GPUs / jobs) replicas on ceil(nodes / GPUs) nodes);
  *        an unfitted job's speedup is r / fair replicas
  *     -> PolluxProblem (pollux_problem.h)
- *     -> optimiser: "search" (pollux_search.h, default) or "ga" (the
+ *     -> optimiser: "search" (pollux_search.h, default), "ga" (the
  *        artifact's NSGA-II, pollux_ga.h, seeded, warm-started from its
- *        previous front); Pollux.CompareGA runs both and reports both
+ *        previous front) or "best" (both, the lower F1 applied: never
+ *        worse than the GA, at the GA's cost); Pollux.CompareGA runs
+ *        both and reports both
  *     -> one node list per job (replicas in node order)
  *
  * The jobs' speedup models come from the caller (the goodput model is fed
  * by the job's own step times), so this is not a registry Policy over a
  * Snapshot: core Jobs carry no goodput model yet.
  *
- * Params: Pollux.Optimizer=search|ga, Pollux.CompareGA=yes|no,
+ * Params: Pollux.Optimizer=search|ga|best, Pollux.CompareGA=yes|no,
  * Pollux.GaGenerations (100), Pollux.GaPopulation (100),
  * Pollux.SearchKicks (10), Pollux.SearchKickJobs (16).
  *
@@ -77,7 +79,7 @@ private:
 					      const std::vector<int> &base,
 					      int nodes) const;
 
-	bool use_ga_, compare_;
+	bool use_ga_, best_of_, compare_;
 	GaOptions ga_opt_;
 	SearchOptions search_opt_;
 	Rng rng_;

@@ -534,7 +534,11 @@ std::vector<int> pollux_search(const PolluxProblem &problem,
 		best = b;
 		fbest = fb;
 	}
-	int kicks = problem.jobs() <= opt.kick_jobs ? opt.kicks : 0;
+	/* a search costs about J^2: small problems get more kicks */
+	int J = std::max(problem.jobs(), 1);
+	int kicks = J <= opt.kick_jobs
+			    ? opt.kicks * std::max(1, opt.kick_jobs / J)
+			    : 0;
 	for (int k = 0; k < kicks; k++) {
 		std::vector<int> x = best;
 		kick(problem, x, rng);

@@ -38,7 +38,8 @@ namespace tidal
 struct SearchOptions {
 	/* Iterated local search: perturb the best state this many times
 	 * (the GA's mutation, then repair) and search again, keeping any
-	 * improvement.  Only for problems of at most kick_jobs jobs. */
+	 * improvement.  Only for problems of at most kick_jobs jobs; with
+	 * J jobs, kicks x max(1, kick_jobs / J) times. */
 	int kicks = 10;
 	int kick_jobs = 16;
 	std::uint64_t seed = 1;

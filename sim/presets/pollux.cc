@@ -28,7 +28,7 @@
  *             models (pollux_policies.h): every job refits its
  *             throughput model on each new configuration and picks the
  *             batch size that maximises its goodput; ncf keeps batch
- *             32768.  Params: Pollux.Optimizer=search|ga,
+ *             32768.  Params: Pollux.Optimizer=search|ga|best,
  *             Pollux.CompareGA=yes (run both each round, apply the
  *             chosen one), Pollux.CompareOut=FILE (per-round F1 of both).
  *   optimus   Optimus+Oracle (pollux_policies.h) with the trace's batch.
