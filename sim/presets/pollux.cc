@@ -24,18 +24,25 @@
  *             num_replicas and batch_size ("TunedJobs"), skip-ahead fit
  *             by GPU count (quota), running jobs keep their nodes, new
  *             ones fill from the node with the most free GPUs (most-free).
- *   pollux, optimus  not yet: they plug in as other placement policies
- *             over the same job dynamics (PolluxJob::choose_batch for
- *             Pollux's batch choice).
+ *   pollux    core/policies/pollux.h over the jobs' learned goodput
+ *             models (pollux_policies.h): every job refits its
+ *             throughput model on each new configuration and picks the
+ *             batch size that maximises its goodput; ncf keeps batch
+ *             32768.  Params: Pollux.Optimizer=search|ga|best,
+ *             Pollux.CompareGA=yes (run both each round, apply the
+ *             chosen one), Pollux.CompareOut=FILE (per-round F1 of both).
+ *   optimus   Optimus+Oracle (pollux_policies.h) with the trace's batch.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #include <cmath>
+#include <cstdio>
 
 #include "core/policy.h"
 #include "sim/csv.h"
 #include "sim/preset.h"
 #include "sim/presets/pollux_job.h"
+#include "sim/presets/pollux_policies.h"
 
 namespace tidal::sim {
 
@@ -163,6 +170,7 @@ static std::vector<int> counts(const Placement &p)
 
 struct Round {
 	std::vector<PolluxJob> jobs;
+	std::vector<NodeList> nodes; /* pollux, optimus: node per replica */
 	std::vector<Job> views; /* what the policy sees */
 	std::vector<Placement> alloc;
 	std::vector<double> first_start;
@@ -207,22 +215,104 @@ static void decide(Policy &policy, const Cluster &cluster, Round &r,
 	}
 }
 
+/* Run-length counts of a node list, as the artifact builds placements. */
+static Placement placement_of(const NodeList &l)
+{
+	Placement p;
+	for (size_t i = 0; i < l.size(); i++)
+		if (i == 0 || l[i] != l[i - 1])
+			p.push_back({l[i], 1});
+		else
+			p.back().gpus++;
+	return p;
+}
+
+/* Pollux and Optimus: the policy returns node lists; a changed list
+ * restarts the job. */
+struct ElasticRun {
+	std::string policy;
+	std::unique_ptr<PolluxPolicy> pollux;
+	std::vector<PolluxRound> rounds;
+	std::vector<double> round_times;
+};
+
+/* Per round: time, jobs, F1 applied, F1 of the local search, F1 of the
+ * GA (nan where not run). */
+static void write_rounds(const std::string &path, const ElasticRun &e)
+{
+	FILE *f = std::fopen(path.c_str(), "w");
+	if (!f)
+		throw InputError(path + ": cannot write");
+	std::fprintf(f, "time\tjobs\tf1\tf1_search\tf1_ga\tga_evals\n");
+	for (size_t i = 0; i < e.rounds.size(); i++) {
+		const PolluxRound &r = e.rounds[i];
+		std::fprintf(f, "%.0f\t%d\t%.10g\t%.10g\t%.10g\t%ld\n",
+			     e.round_times[i], r.jobs, r.f1, r.f1_search,
+			     r.f1_ga, r.ga_evaluations);
+	}
+	std::fclose(f);
+}
+
+static void decide_elastic(ElasticRun &e, const Cluster &cluster, Round &r,
+			   const std::vector<size_t> &active, double now)
+{
+	std::vector<const PolluxJob *> jobs;
+	std::vector<NodeList> cur;
+	for (size_t i : active) {
+		jobs.push_back(&r.jobs[i]);
+		cur.push_back(r.nodes[i]);
+	}
+	std::vector<NodeList> next;
+	if (e.pollux) {
+		PolluxRound pr;
+		next = pollux_decide(*e.pollux, jobs, cur, cluster, now, &pr);
+		e.rounds.push_back(pr);
+		e.round_times.push_back(now);
+	} else {
+		next = optimus_decide(jobs, cur, cluster);
+	}
+	for (size_t k = 0; k < active.size(); k++) {
+		size_t i = active[k];
+		if (next[k] == r.nodes[i])
+			continue;
+		r.nodes[i] = next[k];
+		r.alloc[i] = placement_of(next[k]);
+		std::vector<int> c;
+		for (const NodeShare &s : r.alloc[i])
+			c.push_back(s.gpus);
+		r.jobs[i].reallocate(c);
+		if (!next[k].empty() && r.first_start[i] < 0)
+			r.first_start[i] = now;
+	}
+}
+
 RunResult PolluxPreset::run(const SimInput &in, const std::string &policy,
 			    const Params &params, const Progress &progress)
 {
-	if (policy != "tiresias")
+	bool elastic = policy == "pollux" || policy == "optimus";
+	if (policy != "tiresias" && !elastic)
 		throw InputError("pollux preset: policy '" + policy +
-				 "' is not available yet (tiresias is)");
+				 "' is not available (tiresias, optimus, "
+				 "pollux are)");
 	std::string err;
-	auto pol = make_policy(policy, params, &err);
-	if (!pol)
-		throw InputError(err);
+	std::unique_ptr<Policy> pol;
+	ElasticRun er;
+	er.policy = policy;
+	if (!elastic) {
+		pol = make_policy(policy, params, &err);
+		if (!pol)
+			throw InputError(err);
+	} else if (policy == "pollux") {
+		er.pollux = std::make_unique<PolluxPolicy>(params, in.seed);
+	}
 	double interval = params.get_double("Pollux.Interval", 60, 1, 86400);
+	std::string compare_out = params.get_str("Pollux.CompareOut", "");
 
 	Round r;
 	size_t n = in.trace.jobs.size();
 	r.views = in.trace.jobs;
 	r.alloc.resize(n);
+	r.nodes.resize(n);
 	r.first_start.assign(n, -1);
 	for (const Job &j : in.trace.jobs) {
 		PolluxJob pj;
@@ -231,6 +321,11 @@ RunResult PolluxPreset::run(const SimInput &in, const std::string &policy,
 		pj.submit = j.submit;
 		pj.target_replicas = j.gpus;
 		pj.target_batch = j.batch;
+		if (policy == "pollux") {
+			/* Pollux picks the batch; ncf's stays at 32768 */
+			pj.learn = true;
+			pj.target_batch = j.model == "ncf" ? 32768 : 0;
+		}
 		r.jobs.push_back(pj);
 	}
 	TiresiasBook book;
@@ -255,7 +350,12 @@ RunResult PolluxPreset::run(const SimInput &in, const std::string &policy,
 					active.push_back(i);
 			}
 			if (!active.empty()) {
-				decide(*pol, in.cluster, r, book, active, now);
+				if (elastic)
+					decide_elastic(er, in.cluster, r, active,
+						       now);
+				else
+					decide(*pol, in.cluster, r, book,
+					       active, now);
 				res.decisions++;
 			}
 			int busy = 0;
@@ -283,6 +383,8 @@ RunResult PolluxPreset::run(const SimInput &in, const std::string &policy,
 		res.jobs.push_back(jr);
 	}
 	res.events = (long)res.util.size();
+	if (!compare_out.empty())
+		write_rounds(compare_out, er);
 	return res;
 }
 

@@ -6,6 +6,7 @@
  */
 #include "sim/presets/pollux_job.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -47,10 +48,12 @@ void PolluxJob::update_local_bsz()
 			reps += g;
 		}
 	long batch = target_batch;
-	if (batch <= 0 && choose_batch) {
-		auto [atomic, accum] = choose_batch(*this, nodes, reps);
-		atomic_bsz = atomic;
-		accum_steps = accum;
+	if (batch <= 0 && perf) {
+		GoodputChoice c = goodput_fn().optimize(
+			nodes, reps, app->max_batch_size, app->min_local_bsz,
+			app->max_local_bsz, true);
+		atomic_bsz = c.atomic_bsz;
+		accum_steps = c.accum_steps;
 	} else {
 		if (batch <= 0)
 			batch = std::max<long>(app->init_batch_size,
@@ -64,6 +67,39 @@ void PolluxJob::update_local_bsz()
 	int count = reps * (accum_steps + 1);
 	atomic_bsz = std::min(atomic_bsz,
 			      (int)((double)app->max_batch_size / count));
+}
+
+int PolluxJob::max_profiled_replicas() const
+{
+	int m = 0;
+	for (const PerfSample &s : samples)
+		m = std::max(m, s.replicas);
+	return m;
+}
+
+GoodputFunction PolluxJob::goodput_fn() const
+{
+	return GoodputFunction(*perf, grad, app->init_batch_size);
+}
+
+std::optional<SpeedupFunction> PolluxJob::speedup_fn() const
+{
+	if (!perf)
+		return std::nullopt;
+	return SpeedupFunction(goodput_fn(), app->max_batch_size,
+			       app->min_local_bsz, app->max_local_bsz, true);
+}
+
+/* update_params: keep the latest gradient statistics; refit the
+ * throughput model whenever a new configuration is seen. */
+void PolluxJob::observe(int nodes, int reps, StepTime st, GradStats g)
+{
+	grad = {g.sqr, g.var};
+	if (!seen_.insert({nodes, reps, atomic_bsz}).second)
+		return;
+	samples.push_back({nodes, reps, atomic_bsz, st.step - st.sync, st.step});
+	perf = fit_perf_params(samples);
+	fits++;
 }
 
 void PolluxJob::reallocate(const std::vector<int> &p)
@@ -100,6 +136,12 @@ void PolluxJob::step(double now, double seconds, double interference)
 		double accum_time = st.step - st.sync;
 		GradStats g = app->grad_stats(batch, epoch);
 		double gain = (g.var + g.sqr) / (g.var / scale + g.sqr);
+		if (learn) {
+			int nodes = 0;
+			for (int v : placement)
+				nodes += v > 0;
+			observe(nodes, gpus, st, g);
+		}
 		double total_time = st.step + accum_time * accum_steps;
 		double goodput = gain / total_time * (1.0 - interference);
 		double next = app->progress(epoch + 1);

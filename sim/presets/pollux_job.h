@@ -18,11 +18,14 @@
  */
 #pragma once
 
-#include <functional>
+#include <array>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "core/goodput.h"
 #include "core/profile_pollux.h"
 
 namespace tidal::sim {
@@ -55,13 +58,24 @@ struct PolluxJob {
 	void step(double now, double seconds, double interference = 0);
 	void reallocate(const std::vector<int> &p);
 
-	/* Optional batch choice for jobs without a target batch (Pollux):
-	 * (app, nodes, replicas) -> (atomic_bsz, accum_steps). */
-	std::function<std::pair<int, int>(const PolluxJob &, int, int)>
-		choose_batch;
+	/* Pollux: learn the goodput model from the job's own steps
+	 * (simulator.Job.update_params) and, without a target batch, pick
+	 * the batch that maximises the fitted goodput. */
+	bool learn = false;
+	std::vector<PerfSample> samples; /* one per (nodes, replicas, atomic) */
+	GradParams grad;                 /* the latest observed */
+	std::optional<PerfParams> perf;  /* fitted on samples */
+	long fits = 0;
+
+	int max_profiled_replicas() const;
+	GoodputFunction goodput_fn() const;
+	/* Speedup vs one replica; none while nothing is fitted. */
+	std::optional<SpeedupFunction> speedup_fn() const;
 
 private:
 	void update_local_bsz();
+	void observe(int nodes, int reps, StepTime st, GradStats g);
+	std::set<std::array<int, 3>> seen_;
 };
 
 /* Python's round(): halves to even. */

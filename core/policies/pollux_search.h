@@ -1,0 +1,58 @@
+/*
+ * pollux_search.h - Tidal's optimiser for Pollux's allocation problem
+ * (pollux_problem.h): a deterministic best-improvement local search over
+ * one job's row at a time, in place of the artifact's NSGA-II.
+ *
+ * F1 = -J / sum_j 1 / (s_j + 1e-3), so minimising F1 is minimising a sum
+ * of per-job terms that depend only on the job's row: its replica count,
+ * whether it spans nodes (the goodput model sees only nodes > 1), and
+ * whether it equals the current row (no restart penalty).  Moves, for each
+ * job against the others' rows:
+ *
+ *   drop        the row becomes empty;
+ *   keep        back to the current allocation, if it still fits;
+ *   local r     r replicas on the best-fitting node;
+ *   spread r    r replicas over nodes no other distributed job uses;
+ *   +1 / -1     one replica more or less on one node;
+ *   take        r replicas on node n (or the row plus some on n), taking
+ *               the missing GPUs from the jobs on n that lose least.
+ *
+ * Runs from the current allocation and from the empty one; the better
+ * result wins; then, for small problems, perturbs it (the GA's mutation)
+ * and searches again a few times, keeping improvements.  Deterministic
+ * for a seed.  Every state visited satisfies the constraints, so repair
+ * leaves the result unchanged.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/policies/pollux_problem.h"
+
+namespace tidal
+{
+
+struct SearchOptions {
+	/* Iterated local search: perturb the best state this many times
+	 * (the GA's mutation, then repair) and search again, keeping any
+	 * improvement.  Only for problems of at most kick_jobs jobs; with
+	 * J jobs, kicks x max(1, kick_jobs / J) times. */
+	int kicks = 10;
+	int kick_jobs = 16;
+	std::uint64_t seed = 1;
+};
+
+struct SearchStats {
+	int passes = 0;
+	int moves = 0;
+};
+
+/* RET: a feasible state (jobs x nodes) with the lowest F1 found. */
+std::vector<int> pollux_search(const PolluxProblem &problem,
+			       const SearchOptions &opt = {},
+			       SearchStats *stats = nullptr);
+
+} /* namespace tidal */
