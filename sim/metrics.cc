@@ -31,6 +31,33 @@ static double interpolate(const std::vector<double> &sorted, double q)
 	return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - (double)lo);
 }
 
+JobResult completed_result(const Job &j, Time end)
+{
+	JobResult r;
+	r.id = j.id;
+	r.name = j.name;
+	r.gpus = j.gpus;
+	r.submit = j.submit;
+	r.start = j.start;
+	r.end = end;
+	r.jct = end - j.submit;
+	r.preemptions = j.preemptions;
+	r.deadline = j.deadline;
+	return r;
+}
+
+JobResult rejected_result(const Job &j)
+{
+	JobResult r;
+	r.id = j.id;
+	r.name = j.name;
+	r.gpus = j.gpus;
+	r.submit = j.submit;
+	r.deadline = j.deadline;
+	r.rejected = true;
+	return r;
+}
+
 Summary summarize(const RunResult &r, const MetricRules &rules)
 {
 	Summary s;

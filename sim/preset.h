@@ -53,6 +53,11 @@ struct JobResult {
 	double rho = -1;      /* finish-time fairness, -1 = not computed */
 };
 
+/* The result row of JOB completed at END (queue left for the caller: each
+ * model counts waiting its own way), or of JOB rejected. */
+JobResult completed_result(const Job &job, Time end);
+JobResult rejected_result(const Job &job);
+
 /* GPUs in use from `t` until the next sample. */
 struct UtilSample {
 	Time t = 0;

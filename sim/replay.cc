@@ -241,17 +241,8 @@ void Replayer::finish(Job &j, Time now)
 	j.state = JobState::Done;
 	j.end = now;
 	j.remaining = 0;
-	JobResult r;
-	r.id = j.id;
-	r.name = j.name;
-	r.gpus = j.gpus;
-	r.submit = j.submit;
-	r.start = j.start;
-	r.end = now;
-	r.jct = now - j.submit;
+	JobResult r = completed_result(j, now);
 	r.queue = j.queued;
-	r.preemptions = j.preemptions;
-	r.deadline = j.deadline;
 	result_.jobs.push_back(r);
 	release(j);
 	drop(j);
@@ -265,14 +256,7 @@ void Replayer::reject(Job &j)
 	if (j.state == JobState::Running)
 		release(j);
 	j.state = JobState::Rejected;
-	JobResult r;
-	r.id = j.id;
-	r.name = j.name;
-	r.gpus = j.gpus;
-	r.submit = j.submit;
-	r.deadline = j.deadline;
-	r.rejected = true;
-	result_.jobs.push_back(r);
+	result_.jobs.push_back(rejected_result(j));
 	done_++;
 }
 
@@ -469,14 +453,7 @@ RunResult Replayer::run()
 			/* Nothing can ever run: jobs too large for the
 			 * cluster.  Reject them so the run ends. */
 			for (const Job *j : snap_.jobs) {
-				JobResult r;
-				r.id = j->id;
-				r.name = j->name;
-				r.gpus = j->gpus;
-				r.submit = j->submit;
-				r.deadline = j->deadline;
-				r.rejected = true;
-				result_.jobs.push_back(r);
+				result_.jobs.push_back(rejected_result(*j));
 				done_++;
 			}
 			snap_.jobs.clear();

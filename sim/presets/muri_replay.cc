@@ -235,16 +235,8 @@ void Loop::finish(MJob &m, Time now)
 	Job &j = m.job;
 	j.state = JobState::Done;
 	j.end = now;
-	JobResult r;
-	r.id = j.id;
-	r.name = j.name;
-	r.gpus = j.gpus;
-	r.submit = j.submit;
-	r.start = j.start;
-	r.end = now;
-	r.jct = now - j.submit;
+	JobResult r = completed_result(j, now);
 	r.queue = m.pending;
-	r.preemptions = j.preemptions;
 	result_.jobs.push_back(r);
 	sched_.leave(m);
 	done_++;
@@ -352,15 +344,8 @@ RunResult Loop::run()
 		if (progress_)
 			progress_(done_, total);
 	}
-	for (MJob *m : runnable_) {
-		JobResult r;
-		r.id = m->job.id;
-		r.name = m->job.name;
-		r.gpus = m->job.gpus;
-		r.submit = m->job.submit;
-		r.rejected = true;
-		result_.jobs.push_back(r);
-	}
+	for (MJob *m : runnable_)
+		result_.jobs.push_back(rejected_result(m->job));
 	result_.decisions = sched_.decisions;
 	return std::move(result_);
 }
