@@ -5,6 +5,7 @@
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #include <getopt.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -118,6 +119,19 @@ void write_to(const std::string &path, const std::string &what,
 		fn(std::cout);
 		return;
 	}
+	/* A device, FIFO or /dev/stdout is written in place: renaming a
+	 * temporary file over /dev/null would replace the device. */
+	struct stat st;
+	if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+		std::ofstream out(path);
+		if (out)
+			fn(out);
+		if (!out)
+			throw InputError(path + ": cannot write " + what + ": " +
+					 std::strerror(errno));
+		return;
+	}
+	/* Regular files are replaced atomically: a reader never sees half. */
 	std::string tmp = path + ".tmp";
 	std::ofstream out(tmp);
 	if (!out)
