@@ -23,7 +23,8 @@ check: check-build check-emu check-cluster check-unit check-fuzz check-sim
 
 check-build:
 	@$(MAKE) --no-print-directory $(if $(findstring jobserver,$(MAKEFLAGS)),,-j2) \
-		$(BUILD)/tidal-sim $(UNIT_BIN)
+		$(BUILD)/tidal-sim $(UNIT_BIN) \
+		$(if $(filter 1,$(HAVE_LIBFUZZER)),$(FUZZ_BIN))
 
 check-unit: $(UNIT_BIN)
 	@tests/run-unit.sh $(UNIT_BIN)

@@ -380,16 +380,16 @@ void Search::restore(int j, const std::vector<int> &freecap, Move &best)
 		Eviction ev;
 		if (!evict(j, n, d, ev))
 			return;
-		for (auto &[i, vr] : ev.victims[d]) {
-			auto it = std::find_if(
-				victims.begin(), victims.end(),
-				[&](auto &v) { return v.first == i; });
+		for (auto &victim : ev.victims[d]) {
+			/* Not a structured binding: clang 14 cannot capture one. */
+			const int i = victim.first;
+			auto same = [i](auto &v) { return v.first == i; };
+			auto it = std::find_if(victims.begin(), victims.end(),
+					       same);
 			if (it == victims.end())
 				victims.emplace_back(i, row(i));
-			it = std::find_if(
-				victims.begin(), victims.end(),
-				[&](auto &v) { return v.first == i; });
-			it->second[n] = vr[n];
+			it = std::find_if(victims.begin(), victims.end(), same);
+			it->second[n] = victim.second[n];
 		}
 	}
 	if (!any)
