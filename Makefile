@@ -43,7 +43,7 @@ TIDAL_CXXFLAGS += -DTIDAL_HAVE_GLPK $(GLPK_CFLAGS)
 .PHONY: all check check-unit check-sim check-fuzz check-emu check-cluster \
 	bench demo install deps clean distclean help fuzz check-build
 
-all: $(BUILD)/tidal-sim
+all: $(BUILD)/tidal-sim node
 
 # ---------------------------------------------------------------- configure
 
@@ -100,6 +100,36 @@ $(BUILD)/tidal-sim: $(BUILD)/obj/sim/main.o $(BUILD)/libtidal-sim.a \
 	$(CXX) $(TIDAL_LDFLAGS) -o $@ $< $(TIDAL_LIBS)
 
 -include $(BUILD)/obj/sim/main.d
+
+# ---------------------------------------------------------------- node side
+# The node side: tidal-train (trainer/), tidal-launch (launcher/),
+# tidald (nodeagent/).
+#
+# Code shared by the three programs (checkpoint format, rendezvous store,
+# wire client, topology) is archived in libtidal-node.a; each component's
+# .mk appends its library sources to NODE_LIB_SRC, its extra flags to
+# NODE_CFLAGS / NODE_LIBS and its programs to NODE_TARGETS.
+
+NODE_LIB_SRC :=
+NODE_CFLAGS := $(MUNGE_CFLAGS)
+NODE_LIBS := $(MUNGE_LIBS) -pthread
+NODE_TARGETS :=
+
+-include trainer/trainer.mk
+-include launcher/launcher.mk
+-include nodeagent/nodeagent.mk
+
+NODE_LIB_OBJ := $(NODE_LIB_SRC:%.cc=$(BUILD)/obj/%.o)
+-include $(NODE_LIB_OBJ:.o=.d)
+
+$(NODE_LIB_OBJ): TIDAL_CXXFLAGS += $(NODE_CFLAGS)
+
+$(BUILD)/libtidal-node.a: $(NODE_LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+.PHONY: node
+node: $(NODE_TARGETS)
 
 # ---------------------------------------------------------------- tests
 

@@ -5,6 +5,7 @@
 #   check-fuzz     a short libFuzzer smoke run of every reader
 #   check-emu      the plugin over stubbed slurmctld symbols (tests/emu)
 #   check-cluster  real slurmctld + slurmd + munge on loopback
+#   check-node     tidal-train, tidal-launch, tidald (tests/node)
 
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.cc))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.cc=$(BUILD)/tests/%)
@@ -19,11 +20,12 @@ include tests/fuzz/fuzz.mk
 
 # Build everything the tiers need in parallel first; the tiers then run one
 # after another so their output stays readable.
-check: check-build check-emu check-cluster check-unit check-fuzz check-sim
+check: check-build check-emu check-cluster check-node check-unit check-fuzz \
+	check-sim
 
 check-build:
 	@$(MAKE) --no-print-directory $(if $(findstring jobserver,$(MAKEFLAGS)),,-j2) \
-		$(BUILD)/tidal-sim $(UNIT_BIN) \
+		$(BUILD)/tidal-sim $(UNIT_BIN) $(NODE_TARGETS) $(NODE_UNIT_BIN) \
 		$(if $(filter 1,$(HAVE_LIBFUZZER)),$(FUZZ_BIN))
 
 check-unit: $(UNIT_BIN)
@@ -39,3 +41,4 @@ check-emu check-cluster: check-%:
 	for t in tests/$*/test_*.sh; do BUILD=$(BUILD) bash $$t; done
 include tests/cluster/cluster.mk
 include tests/emu/emu.mk
+include tests/node/node.mk

@@ -1,0 +1,25 @@
+# tests/node/node.mk - the node-side tier: tidal-train, tidal-launch, tidald.
+#
+#   check-node   CMocka tests of the node libraries (tests/node/test_*.cc,
+#                linked with libtidal-node.a) and the process-level scripts
+#                tests/node/test_*.sh (real trainers, launchers and agents
+#                on loopback; no Slurm).
+#
+# Included from tests/tests.mk.
+
+NODE_UNIT_SRC := $(sort $(wildcard tests/node/test_*.cc))
+NODE_UNIT_BIN := $(NODE_UNIT_SRC:tests/node/%.cc=$(BUILD)/tests/node/%)
+
+$(BUILD)/tests/node/%: tests/node/%.cc tests/unit/unit.h \
+		$(BUILD)/libtidal-node.a $(BUILD)/libtidal-core.a
+	@mkdir -p $(dir $@)
+	$(CXX) $(TIDAL_CXXFLAGS) $(NODE_CFLAGS) -o $@ $< $(TIDAL_LDFLAGS) \
+		$(BUILD)/libtidal-node.a $(BUILD)/libtidal-core.a $(CORE_LIBS) \
+		$(NODE_LIBS) $(CMOCKA_LIBS)
+
+.PHONY: check-node
+check-node: $(NODE_UNIT_BIN) $(NODE_TARGETS)
+	@set -e; if [ -n "$(NODE_UNIT_BIN)" ]; then \
+		tests/run-unit.sh $(NODE_UNIT_BIN); fi; \
+	for t in $(sort $(wildcard tests/node/test_*.sh)); do \
+		BUILD=$(BUILD) bash $$t; done
