@@ -355,7 +355,12 @@ void pair_hcas(hwloc_topology_t t, const std::vector<hwloc_obj_t> &hca_objs,
 
 void count_cpus(hwloc_topology_t t, Summary *s)
 {
-	s->packages = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PACKAGE);
+	/* Packages with CPUs: some firmware lists empty ones (hwloc-calc
+	 * does not count those either). */
+	hwloc_obj_t pk = nullptr;
+	while ((pk = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_PACKAGE, pk)))
+		if (pk->cpuset && !hwloc_bitmap_iszero(pk->cpuset))
+			s->packages++;
 	s->cores = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE);
 	s->pus = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU);
 	hwloc_obj_t n = nullptr;
