@@ -339,7 +339,8 @@ std::string to_json(const Fabric &f, const SwitchTree *tree)
 	add(o.get(), "links", links);
 	if (tree)
 		add(o.get(), "tree", tree_json(*tree));
-	return json_object_to_json_string_ext(o.get(), JSON_C_TO_STRING_PLAIN);
+	return json_object_to_json_string_ext(
+		o.get(), JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 }
 
 namespace {
