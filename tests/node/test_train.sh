@@ -87,11 +87,11 @@ check "world 2 -> 1 is not bit-identical (the sum order changed)" \
 	test "$(crc "$W/d.0")" != "$(crc "$W/a2.0")"
 
 # --- SIGUSR2 on rank 1 of 2: both stop at the same step after rank 0's checkpoint
-printf 'global_batch_size,1,2,4\n30,40,50,60\n' >"$W/tput.csv"
+printf 'global_batch_size,1,2,4\n30,25,20,15\n' >"$W/tput.csv"
 (run 2 "$W/s" "$W/cks" "" --iters 100000 --profile "$W/tput.csv" --profile-model m) &
 RUNP=$!
 for _ in $(seq 100); do [ -s "$W/s.1" ] && break; sleep 0.1; done
-sleep 0.5
+sleep 1
 R1=$(for p in $(pgrep -x tidal-train); do
 	grep -qxz "TIDAL_RANK=1" /proc/$p/environ 2>/dev/null &&
 	grep -qxz "TIDAL_CKPT_DIR=$W/cks" /proc/$p/environ && echo $p; done)
@@ -107,8 +107,9 @@ check "SIGUSR2: a checkpoint of that step is complete" \
 check "SIGUSR2: the ckpt event precedes stopped" \
 	test "$(jq -r .ev "$W/s.0" | grep -E 'ckpt|stopped' | tr '\n' ' ')" = "ckpt stopped "
 it=$(jq -r 'select(.ev=="step") | .it_s' "$W/s.0" | tail -3 | head -1)
-check "profile mode: 2 ranks run at the table's 50 it/s (got $it)" \
-	awk -v x="$it" 'BEGIN { exit !(x > 40 && x < 52) }'
+# Never faster than the table; slower only by scheduling delays (2 busy cores).
+check "profile mode: 2 ranks run at the table's 20 it/s (got $it)" \
+	awk -v x="$it" 'BEGIN { exit !(x > 12 && x <= 20.6) }'
 
 # --- corrupt newest -> previous one, with a warning
 run 1 "$W/e" "$W/cke" "" --iters 40 --ckpt-every 10
