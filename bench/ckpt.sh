@@ -30,7 +30,7 @@ ck=() dd_=()
 ckpt_once() {
 	rm -rf "$DIR/job"
 	sync
-	ev=$(TIDAL_CKPT_DIR=$DIR/job "$T" --hidden 2720 --layers 4 \
+	ev=$(TIDAL_CKPT_DIR=$DIR/job "$T" --backend cpu --hidden 2720 --layers 4 \
 		--global-batch 8 --iters 1 --ckpt-every 1 --log-every 0 |
 		grep '"ev":"ckpt"')
 	ck+=("$(echo "$ev" | sed 's/.*"mb_s":\([0-9.e+]*\).*/\1/')")
