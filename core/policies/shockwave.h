@@ -37,6 +37,15 @@ struct ShockwaveConfig {
 	double round = 120;
 	int gpus = 32;
 	double mip_gap = 1e-3, time_limit_s = 15;
+	/* Upper bound on the relaxation weight pi_j = rho_j^lambda (or
+	 * rho_j^100 for a job with less than a round left).  The anchor
+	 * has none: its weights reach 1e30 and more, far past what a MILP
+	 * solver resolves next to weights of 1 (Gurobi and GLPK alike),
+	 * so what the other jobs get then depends on solver numerics and
+	 * the MIP gap, not on the model.  The cap keeps the program
+	 * well-scaled; the result is sensitive to it (see
+	 * tests/sim/test_gavel.sh). */
+	double priority_cap = 1e6;
 };
 
 struct ShockwaveJob {

@@ -112,9 +112,10 @@ void Shockwave::solve()
 				     in.F[j];
 			if (rho > cfg_.rhomax)
 				in.pi[j] = std::min(
-					1e6, std::pow(rho, in.rem[j] < cfg_.round
-								   ? 100
-								   : cfg_.lambda));
+					cfg_.priority_cap,
+					std::pow(rho, in.rem[j] < cfg_.round
+							      ? 100
+							      : cfg_.lambda));
 		}
 		if (!solve_rounds(jobs_, in, cfg_, round_ptr_, false, &N, &hit))
 			N.assign(J, 0);

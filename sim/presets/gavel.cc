@@ -153,6 +153,8 @@ ShockwaveConfig shockwave_config(const Params &params, const GavelRunConfig &g)
 	c.time_limit_s = params.get_double("Shockwave.TimeLimit",
 					   c.time_limit_s, 0, 3600);
 	c.mip_gap = params.get_double("Shockwave.MipGap", c.mip_gap, 0, 1);
+	c.priority_cap = params.get_double("Shockwave.PriorityCap",
+					   c.priority_cap, 1, 1e300);
 	return c;
 }
 
