@@ -301,12 +301,25 @@ void CudaTrainer::allreduce()
 		return;
 	ncclResult_t r = ncclAllReduce(buf_, buf_, n_ + kSlots, ncclFloat,
 				       ncclSum, nccl, stream_);
-	/* a non-blocking communicator may still be connecting: wait() below
-	 * watches its state */
-	if (r != ncclSuccess && r != ncclInProgress)
-		throw std::runtime_error(std::string("ncclAllReduce: ") +
-					 ncclGetErrorString(r) + " (" +
-					 ncclGetLastError(nccl) + ")");
+	/* A non-blocking communicator may answer "in progress": the
+	 * all-reduce is then not yet on the stream, and Adam must not be
+	 * enqueued before it is. */
+	auto deadline = Clock::now() + std::chrono::seconds(s_.timeout_s);
+	while (r == ncclInProgress) {
+		if (Clock::now() > deadline)
+			break;
+		std::this_thread::sleep_for(std::chrono::microseconds(20));
+		ncclCommGetAsyncError(nccl, &r);
+	}
+	if (r != ncclSuccess) {
+		std::string e = std::string("ncclAllReduce: ") +
+				(r == ncclInProgress ? "not enqueued within the timeout"
+						     : ncclGetErrorString(r)) +
+				" (" + ncclGetLastError(nccl) + ")";
+		ncclCommAbort(nccl);
+		nccl = nullptr;
+		throw std::runtime_error(e);
+	}
 #endif
 }
 
