@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "trainer/gemm.h"
+#include "trainer/gpu.h"
 #include "trainer/train.h"
 
 namespace tidal::train {
@@ -42,14 +43,28 @@ int bench_gemm_cpu(const Options &o)
 } /* namespace tidal::train */
 
 #ifndef TIDAL_HAVE_CUDA
+/* Built without CUDA: no GPU backend, and --bench-gemm is the CPU's. */
 bool tidal::train::cuda_usable(int, std::string &why)
 {
 	why = "built without CUDA";
 	return false;
 }
 
+bool tidal::train::gpu_built() { return false; }
+
+std::unique_ptr<tidal::train::GpuTrainer>
+tidal::train::make_gpu_trainer(const GpuSetup &, std::string &why)
+{
+	why = "built without CUDA";
+	return nullptr;
+}
+
 int bench_gemm(const tidal::train::Options &o)
 {
+	if (o.backend == "cuda") {
+		fprintf(stderr, "tidal-train: no GPU (built without CUDA)\n");
+		return 1;
+	}
 	return tidal::train::bench_gemm_cpu(o);
 }
 #endif

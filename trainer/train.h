@@ -23,6 +23,10 @@
 
 namespace tidal::train {
 
+/* Control slots after the gradients in the all-reduced buffer (both
+ * backends). */
+enum Slot { kLoss, kCkpt, kStop, kLocalNorm2, kSlots };
+
 struct Options {
 	MlpShape shape;
 	uint64_t global_batch = 64;

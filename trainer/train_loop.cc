@@ -23,6 +23,7 @@
 #include "core/throughput_table.h"
 #include "trainer/checkpoint.h"
 #include "trainer/comm.h"
+#include "trainer/gpu.h"
 
 namespace tidal::train {
 
@@ -37,9 +38,6 @@ void on_signal(int sig)
 	else
 		g_stop = 1;
 }
-
-/* Control slots after the gradients in the all-reduced buffer. */
-enum Slot { kLoss, kCkpt, kStop, kLocalNorm2, kSlots };
 
 double now_s()
 {
@@ -84,6 +82,9 @@ private:
 	bool setup(std::string &err);
 	bool resume(std::string &err);
 	double step_once(bool &ckpt, bool &stop, double &gns);
+	void cpu_compute(size_t b);
+	void cpu_reduce_update(float ckpt, float stop, float inv, float *ctrl,
+			       double &big, double &comm_s);
 	void checkpoint();
 	void log_step(double loss, double gns);
 	size_t share(int rank) const;
@@ -93,6 +94,7 @@ private:
 	const Env &e_;
 	Mlp mlp_;
 	std::unique_ptr<Comm> comm_;
+	std::unique_ptr<GpuTrainer> gpu_; /* set: the cuda-nccl backend */
 	std::vector<float> params_, m_, v_, buf_, x_, y_;
 	uint64_t step_ = 0, samples_ = 0;
 	double iter_s_ = 0; /* profile mode: seconds per iteration */
@@ -164,6 +166,9 @@ bool Loop::setup(std::string &err)
 	mlp_.init(params_.data());
 	if (!e_.resume.empty() && !resume(err))
 		return false;
+	pick_backend();
+	if (gpu_)
+		return true;
 	if (e_.world == 1) {
 		comm_ = make_local_comm();
 		return true;
@@ -212,15 +217,11 @@ bool Loop::resume(std::string &err)
 	return true;
 }
 
-/* One step; RET the global mean loss.  OUT the agreed flags. */
-double Loop::step_once(bool &ckpt, bool &stop, double &gns)
+/* The CPU path: per-sample gradient sum, loss and local |g|^2 / b^2 into
+ * buf_. */
+void Loop::cpu_compute(size_t b)
 {
-	double t0 = now_s();
-	size_t b = share(e_.rank), n = mlp_.size();
-	x_.resize(b * o_.shape.in);
-	y_.resize(b * o_.shape.out);
-	mlp_.make_batch(samples_ + share_start(e_.rank), b, x_.data(), y_.data());
-	double t1 = now_s();
+	size_t n = mlp_.size();
 	std::fill(buf_.begin(), buf_.end(), 0.0f);
 	double loss = b ? mlp_.train_batch(params_.data(), x_.data(), y_.data(),
 					   b, buf_.data()) : 0;
@@ -229,34 +230,66 @@ double Loop::step_once(bool &ckpt, bool &stop, double &gns)
 		for (size_t i = 0; i < n; i++)
 			norm2 += (double)buf_[i] * buf_[i];
 	buf_[n + kLoss] = (float)loss;
-	buf_[n + kCkpt] = g_ckpt ? 1.0f : 0.0f;
-	buf_[n + kStop] = g_stop ? 1.0f : 0.0f;
 	buf_[n + kLocalNorm2] = b ? (float)(norm2 / ((double)b * b)) : 0.0f;
+}
+
+/* The CPU path: flags in, Gloo all-reduce, Adam.  OUT the reduced control
+ * slots, |G|^2 of the reduced sum (world > 1), the all-reduce's seconds. */
+void Loop::cpu_reduce_update(float ckpt, float stop, float inv, float *ctrl,
+			     double &big, double &comm_s)
+{
+	size_t n = mlp_.size();
+	buf_[n + kCkpt] = ckpt;
+	buf_[n + kStop] = stop;
+	double t2 = now_s();
+	comm_->allreduce(buf_.data(), buf_.size());
+	comm_s = now_s() - t2;
+	adam_step(params_.data(), buf_.data(), m_.data(), v_.data(), n,
+		  (float)o_.lr, inv, step_ + 1);
+	big = 0;
+	if (e_.world > 1)
+		for (size_t i = 0; i < n; i++)
+			big += (double)buf_[i] * buf_[i];
+	std::copy(buf_.begin() + n, buf_.end(), ctrl);
+}
+
+/* One step; RET the global mean loss.  OUT the agreed flags. */
+double Loop::step_once(bool &ckpt, bool &stop, double &gns)
+{
+	double t0 = now_s();
+	size_t b = share(e_.rank);
+	x_.resize(b * o_.shape.in);
+	y_.resize(b * o_.shape.out);
+	mlp_.make_batch(samples_ + share_start(e_.rank), b, x_.data(), y_.data());
+	double t1 = now_s();
+	if (gpu_)
+		gpu_->compute(x_.data(), y_.data(), b);
+	else
+		cpu_compute(b);
+	float ckpt_flag = g_ckpt ? 1.0f : 0.0f, stop_flag = g_stop ? 1.0f : 0.0f;
 	g_ckpt = 0;
 	if (e_.rank == 0 && o_.ckpt_every_s > 0 &&
 	    t1 - last_ckpt_t_ >= o_.ckpt_every_s)
-		buf_[n + kCkpt] = 1.0f; /* rank 0's clock decides for all */
-	double t2 = now_s();
-	comm_->allreduce(buf_.data(), buf_.size());
-	double t3 = now_s();
-	float inv = 1.0f / (float)o_.global_batch;
-	adam_step(params_.data(), buf_.data(), m_.data(), v_.data(), n,
-		  (float)o_.lr, inv, step_ + 1);
+		ckpt_flag = 1.0f; /* rank 0's clock decides for all */
+	float inv = 1.0f / (float)o_.global_batch, ctrl[kSlots];
+	double big, comm_s;
+	if (gpu_)
+		gpu_->reduce_update(ckpt_flag, stop_flag, (float)o_.lr, inv,
+				    step_ + 1, ctrl, big, comm_s);
+	else
+		cpu_reduce_update(ckpt_flag, stop_flag, inv, ctrl, big, comm_s);
 	step_++;
 	samples_ += o_.global_batch;
-	ckpt = buf_[n + kCkpt] > 0 ||
-	       (o_.ckpt_every && step_ % o_.ckpt_every == 0);
-	stop = buf_[n + kStop] > 0;
+	ckpt = ctrl[kCkpt] > 0 || (o_.ckpt_every && step_ % o_.ckpt_every == 0);
+	stop = ctrl[kStop] > 0;
 	gns = NAN;
 	if (e_.world > 1) {
 		/* McCandlish et al.: |G|^2 and tr(Sigma) from the small
 		 * (per-rank) and big (global) batch gradient norms. */
-		double big = 0, bs = (double)o_.global_batch / e_.world;
+		double bs = (double)o_.global_batch / e_.world;
 		double bb = (double)o_.global_batch;
-		for (size_t i = 0; i < n; i++)
-			big += (double)buf_[i] * buf_[i];
 		big *= inv * inv;
-		double small = buf_[n + kLocalNorm2] / e_.world;
+		double small = ctrl[kLocalNorm2] / e_.world;
 		double g2 = (bb * big - bs * small) / (bb - bs);
 		double tr = (small - big) / (1 / bs - 1 / bb);
 		if (g2 > 0)
@@ -269,9 +302,9 @@ double Loop::step_once(bool &ckpt, bool &stop, double &gns)
 		t4 = now_s();
 	}
 	st_[0] += t1 - t0;
-	st_[1] += (t2 - t1) + (t4 - t3);
-	st_[2] += t3 - t2;
-	return buf_[n + kLoss] * inv;
+	st_[1] += (t4 - t1) - comm_s;
+	st_[2] += comm_s;
+	return ctrl[kLoss] * inv;
 }
 
 /* Rank 0 writes; the tensors are moved into the state and back, so a
@@ -281,6 +314,8 @@ void Loop::checkpoint()
 	last_ckpt_t_ = now_s();
 	if (e_.rank != 0)
 		return;
+	if (gpu_) /* the host tensors are the checkpoint's staging area */
+		gpu_->download(params_.data(), m_.data(), v_.data());
 	if (e_.ckpt_dir.empty()) {
 		fprintf(stderr, "tidal-train: TIDAL_CKPT_DIR is unset: no "
 			"checkpoint at step %" PRIu64 "\n", step_);
@@ -342,18 +377,38 @@ void Loop::log_step(double loss, double gns)
 	st_[0] = st_[1] = st_[2] = 0;
 }
 
-/* The GPU path: a usable device is announced, but training stays on
- * CPU + Gloo until the cuda-nccl loop lands; any CUDA error is "no GPU". */
+/* CUDA when built, asked for (auto or cuda) and every rank has a working
+ * device and NCCL; any CUDA or NCCL error at start-up: one line, and the
+ * whole world trains on CPU + Gloo (make_gpu_trainer agrees on it). */
 void Loop::pick_backend()
 {
 	if (o_.backend == "cpu")
 		return;
+	if (!gpu_built()) {
+		if (o_.backend == "cuda")
+			fprintf(stderr, "tidal-train: rank %d: no GPU (built "
+				"without CUDA): using CPU + Gloo\n", e_.rank);
+		return;
+	}
+	GpuSetup s;
+	s.shape = o_.shape;
+	s.max_batch = share(0);
+	s.local_rank = e_.local_rank;
+	s.rank = e_.rank;
+	s.world = e_.world;
+	s.store = e_.store;
+	s.prefix = e_.prefix;
+	s.timeout_s = o_.timeout_s;
+	s.params = params_.data();
+	s.m = m_.data();
+	s.v = v_.data();
 	std::string why;
-	if (cuda_usable(e_.local_rank, why))
-		fprintf(stderr, "tidal-train: rank %d: GPU %d (%s) found; the "
-			"cuda-nccl training loop is not in this build: using "
-			"CPU + Gloo\n", e_.rank, e_.local_rank, why.c_str());
-	else if (o_.backend == "cuda" || why != "built without CUDA")
+	gpu_ = make_gpu_trainer(s, why);
+	if (gpu_)
+		fprintf(stderr, "tidal-train: rank %d: GPU %s: CUDA + cuBLAS%s\n",
+			e_.rank, gpu_->device().c_str(),
+			e_.world > 1 ? " + NCCL" : "");
+	else
 		fprintf(stderr, "tidal-train: rank %d: no GPU (%s): using "
 			"CPU + Gloo\n", e_.rank, why.c_str());
 }
@@ -361,14 +416,14 @@ void Loop::pick_backend()
 int Loop::run()
 {
 	std::string err;
-	pick_backend();
 	if (!setup(err)) {
 		fprintf(stderr, "tidal-train: rank %d: %s\n", e_.rank, err.c_str());
 		return 1;
 	}
 	emit("{\"ev\":\"start\",\"rank\":" + std::to_string(e_.rank) +
 	     ",\"world\":" + std::to_string(e_.world) + ",\"step\":" +
-	     std::to_string(step_) + ",\"backend\":\"cpu-gloo\",\"resumed\":" +
+	     std::to_string(step_) + ",\"backend\":\"" +
+	     (gpu_ ? "cuda-nccl" : "cpu-gloo") + "\",\"resumed\":" +
 	     (e_.resume.empty() ? "null" : jstr(e_.resume)) + ",\"model\":" +
 	     jstr(o_.shape.name()) + ",\"params\":" +
 	     std::to_string(mlp_.size()) + "}");
@@ -398,6 +453,14 @@ int Loop::run()
 	}
 	if (e_.rank == 0) {
 		char crc[16];
+		try {
+			if (gpu_)
+				gpu_->download(params_.data(), m_.data(),
+					       v_.data());
+		} catch (const std::exception &ex) {
+			fprintf(stderr, "tidal-train: rank 0: %s\n", ex.what());
+			return 1;
+		}
 		snprintf(crc, sizeof crc, "%08x",
 			 ckpt::crc32c(0, params_.data(), params_.size() * 4));
 		emit("{\"ev\":\"done\",\"step\":" + std::to_string(step_) +

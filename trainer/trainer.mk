@@ -1,33 +1,56 @@
 # trainer/trainer.mk - tidal-train and the trainer's library pieces
-# (checkpoint format, rendezvous store), included from the top-level
-# Makefile's node side.
+# (checkpoint format, rendezvous store, the model), included from the
+# top-level Makefile's node side.  The model (mlp, gemm) is in the library
+# so tests/node can check the GPU backend's arithmetic against it.
 
-NODE_LIB_SRC += trainer/checkpoint.cc trainer/store.cc
+NODE_LIB_SRC += trainer/checkpoint.cc trainer/store.cc trainer/mlp.cc \
+	trainer/gemm.cc
 
 ifeq ($(HAVE_GLOO),1)
-TRAIN_SRC := trainer/train_main.cc trainer/train_loop.cc trainer/mlp.cc \
-	trainer/gemm.cc trainer/comm_gloo.cc trainer/bench_cpu.cc
+TRAIN_SRC := trainer/train_main.cc trainer/train_loop.cc \
+	trainer/comm_gloo.cc trainer/bench_cpu.cc
 TRAIN_OBJ := $(TRAIN_SRC:%.cc=$(BUILD)/obj/%.o)
 -include $(TRAIN_OBJ:.o=.d)
 $(TRAIN_OBJ): TIDAL_CXXFLAGS += $(NODE_CFLAGS) $(GLOO_CFLAGS)
 
 $(BUILD)/tidal-train: $(TRAIN_OBJ) $(BUILD)/libtidal-node.a \
 		$(BUILD)/libtidal-core.a
-	$(CXX) $(TIDAL_LDFLAGS) -o $@ $(TRAIN_OBJ) $(BUILD)/libtidal-node.a \
-		$(BUILD)/libtidal-core.a $(TRAIN_LINK_EXTRA) $(CORE_LIBS) \
-		$(GLOO_LIBS) $(NODE_LIBS)
+	$(CXX) $(TIDAL_LDFLAGS) -o $@ $(TRAIN_OBJ) $(TRAIN_LINK_EXTRA) \
+		$(BUILD)/libtidal-node.a $(BUILD)/libtidal-core.a \
+		$(TRAIN_LINK_LIBS) $(CORE_LIBS) $(GLOO_LIBS) $(NODE_LIBS)
 
 NODE_TARGETS += $(BUILD)/tidal-train
 endif
 
-# The GPU side (probe, --bench-gemm) when configure found CUDA and cuBLAS:
-# host code only, so the C++ compiler builds it against the CUDA headers.
+# The GPU backend (cuda-nccl) when configure found CUDA and cuBLAS: host
+# code by the C++ compiler against the CUDA headers, the kernels by nvcc.
+# NVCC_ARCH: native code for Hopper (H100/H200) plus its PTX, which newer
+# GPUs JIT-compile; a GPU older than sm_90 fails at start-up ("no kernel
+# image") and the trainer falls back to CPU.  Override to add e.g. sm_80.
+# Without NCCL the backend trains at world size 1 only.
 ifeq ($(HAVE_GLOO)$(HAVE_CUDA),11)
-TRAIN_CUDA_OBJ := $(BUILD)/obj/trainer/train_cuda.o
--include $(TRAIN_CUDA_OBJ:.o=.d)
-$(TRAIN_CUDA_OBJ): TIDAL_CXXFLAGS += $(CUDA_CFLAGS)
-$(TRAIN_OBJ): TIDAL_CXXFLAGS += -DTIDAL_HAVE_CUDA
-$(BUILD)/tidal-train: $(TRAIN_CUDA_OBJ)
-$(BUILD)/tidal-train: TRAIN_LINK_EXTRA := $(TRAIN_CUDA_OBJ) $(CUBLAS_LIBS) \
+NVCC_ARCH ?= -gencode arch=compute_90,code=sm_90 \
+	-gencode arch=compute_90,code=compute_90
+TRAIN_CUDA_OBJ := $(BUILD)/obj/trainer/train_cuda.o \
+	$(BUILD)/obj/trainer/gpu_trainer.o
+TRAIN_CU_OBJ := $(BUILD)/obj/trainer/gpu_kernels.o
+-include $(TRAIN_CUDA_OBJ:.o=.d) $(TRAIN_CU_OBJ:.o=.d)
+TRAIN_GPU_FLAGS := $(CUDA_CFLAGS)
+ifeq ($(HAVE_NCCL),1)
+TRAIN_GPU_FLAGS += $(NCCL_CFLAGS) -DTIDAL_HAVE_NCCL
+$(BUILD)/tidal-train: TRAIN_LINK_LIBS := $(CUBLAS_LIBS) $(NCCL_LIBS) \
 	$(CUDA_LIBS)
+else
+$(BUILD)/tidal-train: TRAIN_LINK_LIBS := $(CUBLAS_LIBS) $(CUDA_LIBS)
+endif
+$(TRAIN_CUDA_OBJ): TIDAL_CXXFLAGS += $(NODE_CFLAGS) $(TRAIN_GPU_FLAGS)
+$(TRAIN_OBJ): TIDAL_CXXFLAGS += -DTIDAL_HAVE_CUDA
+
+$(TRAIN_CU_OBJ): $(BUILD)/obj/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -std=c++17 -O2 $(NVCC_ARCH) -Xcompiler -fPIC -I. \
+		$(CUDA_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/tidal-train: $(TRAIN_CUDA_OBJ) $(TRAIN_CU_OBJ)
+$(BUILD)/tidal-train: TRAIN_LINK_EXTRA := $(TRAIN_CUDA_OBJ) $(TRAIN_CU_OBJ)
 endif
