@@ -439,7 +439,7 @@ static uint64_t _fingerprint(job_record_t *job_ptr, bool running)
  * pointer is in, of the details) that the loop below reads: ten
  * thousand records do not stay in cache between cycles, and the loop
  * would otherwise wait on each line in turn. */
-#define PREFETCH_JOBS 12
+#define PREFETCH_JOBS 8
 static void _prefetch_job(job_record_t *job_ptr)
 {
 	static const size_t off[] = {
