@@ -516,21 +516,23 @@ static int _gather(void *x, void *arg)
  * job_list's records without walking the list, whose nodes are scattered
  * through memory (one cache miss after another, a millisecond for ten
  * thousand jobs): last take's records that find_job_record() still finds
- * at the same address, then records with the ids after the last one
+ * at the same address, then records with the ids after the highest
  * (Slurm hands ids out in order and appends new jobs to job_list).  If
  * their number is not list_count(job_list), something else happened (a
  * job id given at submission, ids wrapping around): RET false and the
- * caller walks the list.
+ * caller walks the list.  Every record found is in job_list and none is
+ * found twice, so the count settles it.
  */
 #define NEW_ID_GAP 32
 static bool _walk_known(void)
 {
 	int n = 0, count = list_count(job_list);
-	uint32_t next;
+	uint32_t next = 0;
 
 	if (!n_walk)
 		return false;
-	next = walk_id[n_walk - 1] + 1;
+	for (int w = 0; w < n_walk; w++) /* after all: never one twice */
+		next = MAX(next, walk_id[w] + 1);
 	for (int w = 0; w < n_walk; w++) {
 		job_record_t *job_ptr;
 
