@@ -27,6 +27,8 @@ typedef struct {
 	double hold_cpu_ms, decide_cpu_ms;	 /* this thread's CPU time */
 	double hold_max_cpu_ms;	/* the longest lock section */
 	double unlocked_cpu_ms;	/* finish and prepare (no lock, not decide) */
+	double slurm_cpu_ms;	/* of the hold: in the emulated select_nodes,
+				 * job_requeue, update_job */
 	int sections;		/* lock sections */
 	int jobs;
 } emu_times_t;
