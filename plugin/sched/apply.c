@@ -1,10 +1,12 @@
 /*
  * apply.c - carry a plan out in slurmctld, re-validating every decision.
  *
- * Called with the same locks as the snapshot.  Between the snapshot and now
- * jobs may have ended, been cancelled or held, and nodes may have gone down:
- * a decision whose job or nodes no longer match is skipped (the next cycle
- * decides again), never forced.
+ * Called with the same locks as the snapshot, after tidal_plan_prepare()
+ * has left out, with no lock held, the decisions that change nothing (see
+ * "what to do" below).  Between the snapshot and now jobs may have ended,
+ * been cancelled or held, and nodes may have gone down: a decision whose
+ * job or nodes no longer match is skipped (the next cycle decides again),
+ * never forced.
  *
  *   Start    the job's nodes are restricted to the planned ones (through
  *            exc_node_bitmap, as Slurm's backfill does for reservations),
