@@ -1,10 +1,12 @@
 /*
  * apply.c - carry a plan out in slurmctld, re-validating every decision.
  *
- * Called with the same locks as the snapshot.  Between the snapshot and now
- * jobs may have ended, been cancelled or held, and nodes may have gone down:
- * a decision whose job or nodes no longer match is skipped (the next cycle
- * decides again), never forced.
+ * Called with the same locks as the snapshot, after tidal_plan_prepare()
+ * has left out, with no lock held, the decisions that change nothing (see
+ * "what to do" below).  Between the snapshot and now jobs may have ended,
+ * been cancelled or held, and nodes may have gone down: a decision whose
+ * job or nodes no longer match is skipped (the next cycle decides again),
+ * never forced.
  *
  *   Start    the job's nodes are restricted to the planned ones (through
  *            exc_node_bitmap, as Slurm's backfill does for reservations),
@@ -297,18 +299,200 @@ static void _apply_reject(const tidal_decision_t *d, job_record_t *job_ptr,
 	last_job_update = now;
 }
 
+/* ---- what to do, chosen with no lock held ----
+ *
+ * Most decisions change nothing in slurmctld: a running job kept, a held
+ * job whose Reason is already the one it would get.  tidal_plan_prepare()
+ * leaves those out before the lock is taken, using what snapshot.c saw of
+ * each job's Reason and what apply last wrote there (tidal_reason_memo_t).
+ * A Reason whose words changed is always rewritten, in lock sections of
+ * REASON_CHUNK; one whose numbers only changed (a blocking job's id, the
+ * free GPU count, seconds to a deadline) is refreshed at once for the
+ * REASON_HEAD jobs nearest the head of the queue, and for the others at
+ * REASON_REFRESH jobs a cycle in turn.
+ */
+#define REASON_CHUNK 512
+#define REASON_HEAD 32
+#define REASON_REFRESH 128
+
+typedef struct {
+	int d; /* index into the plan */
+	uint64_t text, words;
+} reason_todo_t;
+
+static struct {
+	const tidal_plan_t *plan; /* the plan prepared; NULL: none */
+	const tidal_decision_t *decisions;
+	int *act; /* start, preempt, resize, keep, cancel */
+	int n_act;
+	reason_todo_t *why; /* Reasons to write, in order */
+	int n_why, next_why;
+	reason_todo_t *stale; /* numbers only changed */
+	int n_stale, cap;
+} todo;
+static int refresh_from; /* plan index the refresh turn goes on from */
+
+/* FNV-1a of PREFIX and WHY; *WORDS the same with every number as '#'. */
+static uint64_t _reason_hash(const char *prefix, const char *why,
+			     uint64_t *words)
+{
+	const uint64_t prime = 0x100000001b3ULL;
+	uint64_t h = 0xcbf29ce484222325ULL, w = h;
+	bool in_num = false;
+
+	for (int part = 0; part < 2; part++)
+		for (const char *c = part ? why : prefix; *c; c++) {
+			unsigned char ch = *c;
+			bool digit = (ch >= '0' && ch <= '9') ||
+				     (in_num && ch == '.' && c[1] >= '0' &&
+				      c[1] <= '9');
+			h = (h ^ ch) * prime;
+			if (!digit)
+				w = (w ^ ch) * prime;
+			else if (!in_num)
+				w = (w ^ '#') * prime;
+			in_num = digit;
+		}
+	*words = w;
+	return h;
+}
+
+static const char *_reason_prefix(const tidal_decision_t *d)
+{
+	return d->action == TIDAL_REJECT ? TIDAL_REJECT_PREFIX
+					 : TIDAL_HOLD_PREFIX;
+}
+
+static tidal_reason_memo_t *_memo(const tidal_snap_t *snap,
+				  const tidal_decision_t *d)
+{
+	return _snap_job(snap, d) ? tidal_snapshot_memo(snap, d->snap_index)
+				  : NULL;
+}
+
+/* Sort hold decision I into todo.why, todo.stale or nowhere. */
+static void _prepare_reason(const tidal_snap_t *snap,
+			    const tidal_plan_t *plan, int i, int *head)
+{
+	const tidal_decision_t *d = &plan->d[i];
+	tidal_reason_memo_t *m = _memo(snap, d);
+	reason_todo_t r = { .d = i };
+	bool intact;
+
+	r.text = _reason_hash(_reason_prefix(d),
+			      d->reason[0] ? d->reason : "waiting", &r.words);
+	intact = m && m->desc_set && m->desc_seen == m->desc_set &&
+		 m->reason_seen == WAIT_RESOURCES;
+	if (intact && m->text_hash == r.text)
+		return;
+	if (intact && m->words_hash == r.words && ++*head > REASON_HEAD)
+		todo.stale[todo.n_stale++] = r;
+	else
+		todo.why[todo.n_why++] = r;
+}
+
+static void _prepare(const tidal_snap_t *snap, const tidal_plan_t *plan,
+		     bool reject_cancel)
+{
+	int head = 0, s0 = 0, take;
+
+	if (todo.cap < plan->n + 1) {
+		todo.cap = plan->n + 1024;
+		xrecalloc(todo.act, todo.cap, sizeof(*todo.act));
+		xrecalloc(todo.why, todo.cap, sizeof(*todo.why));
+		xrecalloc(todo.stale, todo.cap, sizeof(*todo.stale));
+	}
+	todo.plan = plan;
+	todo.decisions = plan->d;
+	todo.n_act = todo.n_why = todo.next_why = todo.n_stale = 0;
+	for (int i = 0; i < plan->n; i++) {
+		int a = plan->d[i].action;
+		if (a == TIDAL_HOLD ||
+		    (a == TIDAL_REJECT && !reject_cancel))
+			_prepare_reason(snap, plan, i, &head);
+		else
+			todo.act[todo.n_act++] = i;
+	}
+	/* The stale ones' turn, from where the last cycle stopped. */
+	while (s0 < todo.n_stale && todo.stale[s0].d < refresh_from)
+		s0++;
+	take = MIN(REASON_REFRESH, todo.n_stale);
+	for (int t = 0; t < take; t++)
+		todo.why[todo.n_why++] = todo.stale[(s0 + t) % todo.n_stale];
+	if (take)
+		refresh_from = todo.stale[(s0 + take - 1) % todo.n_stale].d + 1;
+}
+
+extern void tidal_plan_prepare(const tidal_snap_t *snap,
+			       const tidal_plan_t *plan)
+{
+	tidal_apply_conf_t conf;
+
+	tidal_engine_apply_conf(&conf);
+	_prepare(snap, plan, conf.reject_cancel);
+}
+
+/* Locks held: the next REASON_CHUNK Reasons.  RET how many are left. */
+static int _write_reasons(const tidal_snap_t *snap, const tidal_plan_t *plan,
+			  time_t now)
+{
+	int end;
+
+	if (todo.plan != plan || todo.decisions != plan->d)
+		return 0;
+	end = MIN(todo.next_why + REASON_CHUNK, todo.n_why);
+	for (; todo.next_why < end; todo.next_why++) {
+		const reason_todo_t *r = &todo.why[todo.next_why];
+		const tidal_decision_t *d = &plan->d[r->d];
+		job_record_t *job_ptr = find_job_record(d->job);
+		tidal_reason_memo_t *m;
+
+		if (!job_ptr || !_still_pending(job_ptr, now))
+			continue;
+		_set_reason(job_ptr, _reason_prefix(d), d->reason);
+		if ((m = _memo(snap, d))) {
+			m->desc_set = job_ptr->state_desc;
+			m->text_hash = r->text;
+			m->words_hash = r->words;
+		}
+	}
+	if (todo.next_why < todo.n_why)
+		return todo.n_why - todo.next_why;
+	todo.plan = NULL;
+	return 0;
+}
+
+extern int tidal_plan_reasons_left(const tidal_plan_t *plan)
+{
+	if (todo.plan != plan || todo.decisions != plan->d)
+		return 0;
+	return todo.n_why - todo.next_why;
+}
+
+extern int tidal_plan_apply_reasons(const tidal_snap_t *snap,
+				    const tidal_plan_t *plan)
+{
+	return _write_reasons(snap, plan, time(NULL));
+}
+
 extern int tidal_plan_apply(const tidal_snap_t *snap, const tidal_plan_t *plan,
 			    const tidal_apply_conf_t *conf)
 {
 	time_t now = time(NULL);
 	int started = 0;
 
+	if (todo.plan != plan || todo.decisions != plan->d)
+		_prepare(snap, plan, conf->reject_cancel);
 	/* Preemptions first: they free the GPUs the starts were planned on
 	 * only once the job has completed, so their starts wait a cycle. */
-	for (int i = 0; i < plan->n; i++) {
-		const tidal_decision_t *d = &plan->d[i];
-		job_record_t *job_ptr = find_job_record(d->job);
-		if (!job_ptr)
+	for (int k = 0; k < todo.n_act; k++) {
+		const tidal_decision_t *d = &plan->d[todo.act[k]];
+		job_record_t *job_ptr;
+
+		/* A keep matters only to a resize under way. */
+		if (d->action == TIDAL_KEEP && !tidal_resize_find(d->job))
+			continue;
+		if (!(job_ptr = find_job_record(d->job)))
 			continue;
 		if (d->action == TIDAL_PREEMPT)
 			_apply_preempt(d, job_ptr);
@@ -320,26 +504,19 @@ extern int tidal_plan_apply(const tidal_snap_t *snap, const tidal_plan_t *plan,
 	/* After the decisions, so that a resize the policy no longer wants
 	 * is called off before its requeue. */
 	tidal_resize_advance(conf, now);
-	for (int i = 0; i < plan->n; i++) {
-		const tidal_decision_t *d = &plan->d[i];
-		job_record_t *job_ptr = find_job_record(d->job);
-		if (!job_ptr)
+	for (int k = 0; k < todo.n_act; k++) {
+		const tidal_decision_t *d = &plan->d[todo.act[k]];
+		job_record_t *job_ptr;
+
+		if (d->action != TIDAL_START && d->action != TIDAL_REJECT)
 			continue;
-		switch (d->action) {
-		case TIDAL_START:
+		if (!(job_ptr = find_job_record(d->job)))
+			continue;
+		if (d->action == TIDAL_START)
 			started += _apply_start(snap, d, job_ptr, now);
-			break;
-		case TIDAL_HOLD:
-			if (_still_pending(job_ptr, now))
-				_set_reason(job_ptr, TIDAL_HOLD_PREFIX,
-					    d->reason);
-			break;
-		case TIDAL_REJECT:
+		else
 			_apply_reject(d, job_ptr, conf, now);
-			break;
-		default:
-			break;
-		}
 	}
+	_write_reasons(snap, plan, now);
 	return started;
 }

@@ -5,10 +5,18 @@
  * Each cycle:
  *
  *   lock (job W, node W, part R)  tidal_snapshot_take()   snapshot.c
- *   unlock                        tidal_engine_decide()   engine.cc (C++)
- *   lock (job W, node W, part R)  tidal_plan_apply()      apply.c
+ *   unlock                        tidal_snapshot_finish()
+ *                                 tidal_engine_decide()   engine.cc (C++)
+ *                                 tidal_plan_prepare()    apply.c
+ *   lock (job W, node W, part R)  tidal_plan_apply()
+ *   unlock, lock ...              tidal_plan_apply_reasons(), while
+ *                                 Reasons are left to write
  *   unlock                        tidal_state_save()      state.c
  *   sleep CycleInterval (or until scontrol reconfigure)
+ *
+ * The sections under the lock copy and change only what changed since the
+ * last cycle (see snapshot.c and apply.c): what slurmctld's other threads
+ * wait for grows with the changes, not with the number of jobs.
  *
  * With SchedulerParameters=defer,sched_interval=-1 slurmctld's own
  * scheduler starts nothing, so every start comes from here.
@@ -106,13 +114,14 @@ static void _cycle(void)
 	double snap_ms, apply_ms;
 	time_t before;
 	bool changed;
-	int started;
+	int started, left, sections = 1;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	lock_slurmctld(locks);
 	tidal_snapshot_take(&snap);
 	unlock_slurmctld(locks);
 	snap_ms = _ms_since(&t0);
+	tidal_snapshot_finish(&snap);
 
 	if (tidal_engine_decide(&snap, &plan, &msg)) {
 		error("sched/tidal: %s", msg ? msg : "decide failed");
@@ -125,6 +134,7 @@ static void _cycle(void)
 		     l; l = strtok_r(NULL, "\n", &save))
 			info("sched/tidal: %s", l);
 	tidal_engine_apply_conf(&conf);
+	tidal_plan_prepare(&snap, &plan);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	lock_slurmctld(locks);
 	before = last_job_update;
@@ -132,6 +142,17 @@ static void _cycle(void)
 	changed = last_job_update != before;
 	unlock_slurmctld(locks);
 	apply_ms = _ms_since(&t0);
+	/* Reasons beyond the first chunk: other threads get the lock in
+	 * between. */
+	for (left = tidal_plan_reasons_left(&plan); left > 0; sections++) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		lock_slurmctld(locks);
+		before = last_job_update;
+		left = tidal_plan_apply_reasons(&snap, &plan);
+		changed |= last_job_update != before;
+		unlock_slurmctld(locks);
+		apply_ms += _ms_since(&t0);
+	}
 	if (started || changed) {
 		/* As Slurm's own scheduler does after a start: without it a
 		 * kill -9 soon after could forget that the jobs started. */
@@ -140,8 +161,9 @@ static void _cycle(void)
 	}
 	tidal_state_save();
 
-	debug("sched/tidal: %d jobs, %d started; snapshot %.3f ms, decide %.3f ms, apply %.3f ms",
-	      snap.n_jobs, started, snap_ms, plan.decide_ms, apply_ms);
+	debug("sched/tidal: %d jobs, %d started; snapshot %.3f ms, decide %.3f ms, apply %.3f ms in %d lock sections",
+	      snap.n_jobs, started, snap_ms, plan.decide_ms, apply_ms,
+	      sections);
 	tidal_plan_free(&plan);
 	tidal_snapshot_free(&snap);
 }

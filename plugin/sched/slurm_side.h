@@ -20,8 +20,47 @@
 #define TIDAL_REJECT_PREFIX "TidalReject: "
 
 /* Parse Tidal's options (options.h) from a job's spank_job_env into J;
- * only while tidal_snapshot_take() runs (strings come from its pool). */
+ * only while tidal_snapshot_take() runs (strings are snapshot.c's). */
 void tidal_job_options(char **env, uint32_t n, tidal_job_t *j);
+
+/* ---- snapshot.c / apply.c: the cycle in lock sections ----
+ *
+ *   lock     tidal_snapshot_take()      copy what changed
+ *   unlock   tidal_snapshot_finish()    lay the copies out as SNAP
+ *            tidal_engine_decide()
+ *            tidal_plan_prepare()       keep the decisions that change
+ *                                       something
+ *   lock     tidal_plan_apply()         starts, requeues, resizes and the
+ *                                       first Reasons
+ *   lock     tidal_plan_apply_reasons() the next Reasons, while any are
+ *   ...                                 left, the lock let go in between
+ */
+
+/* The Reason apply.c last wrote to a job, kept with snapshot.c's copy of
+ * the job from cycle to cycle.  Addresses are compared, never read. */
+typedef struct {
+	const void *desc_seen; /* the job's state_desc at the snapshot */
+	uint32_t reason_seen;  /* and its state_reason */
+	const void *desc_set;  /* the state_desc apply.c wrote; NULL: none */
+	uint64_t text_hash;    /* of that text */
+	uint64_t words_hash;   /* of that text with its numbers masked */
+} tidal_reason_memo_t;
+
+/* No lock held, after tidal_snapshot_take(): fill SNAP's arrays. */
+void tidal_snapshot_finish(tidal_snap_t *snap);
+/* The memo of the job at SNAP_INDEX of the latest snapshot, or NULL;
+ * valid until the next tidal_snapshot_take(). */
+tidal_reason_memo_t *tidal_snapshot_memo(const tidal_snap_t *snap,
+					 int snap_index);
+/* No lock held: choose what tidal_plan_apply() and
+ * tidal_plan_apply_reasons() will do with PLAN. */
+void tidal_plan_prepare(const tidal_snap_t *snap, const tidal_plan_t *plan);
+/* Locks held: write the next Reasons chosen by tidal_plan_prepare().
+ * RET how many are left for another lock section. */
+int tidal_plan_apply_reasons(const tidal_snap_t *snap,
+			     const tidal_plan_t *plan);
+/* Reasons left to write for PLAN (no lock needed: the cycle thread's). */
+int tidal_plan_reasons_left(const tidal_plan_t *plan);
 
 /* ---- resize.c: jobs in transit (requeued by Tidal, being resized) ---- */
 

@@ -1,10 +1,10 @@
 /*
  * snapshot.c - copy what the engine needs out of slurmctld, under its locks.
  *
- * Called with the job write lock (job_independent() may update a job's
- * reason) and the node and partition read locks held.  It only copies:
- * no decision is made here, and nothing is kept that points into
- * slurmctld's records once the locks are released.
+ * tidal_snapshot_take() runs with the job write lock (job_independent() may
+ * update a job's reason) and the node and partition read locks held.  It
+ * only copies: no decision is made here, and nothing is kept that points
+ * into slurmctld's records once the locks are released.
  *
  * GPU counts come from the gres lists (per node: gres_cnt_avail and
  * gres_cnt_alloc; per job: gres_list_req / gres_list_alloc), never from the
@@ -12,14 +12,31 @@
  * to jobs the engine does not see (completing jobs, suspended jobs) are
  * subtracted from the node so that the policy never plans on them.
  *
- * Everything a snapshot holds (arrays, strings) comes from one pool of
- * blocks that is handed back whole and reused by the next snapshot: the
- * lock is held while this runs, and thousands of small allocations (and
- * the page faults of a fresh multi-megabyte job array) were most of its
- * cost.
+ * The copy is incremental, because the lock is held while it runs and most
+ * records do not change from one cycle to the next:
+ *
+ *   under the locks   tidal_snapshot_take()
+ *     each job        eligible?  fingerprint of the fields copied (state,
+ *                     start, request and allocation pointers, limits, name)
+ *                     equal to last cycle's?  keep the copy : copy again
+ *     each node       free GPUs and up/down (what changes); name, CPUs,
+ *                     memory and leaf switch only if the record changed
+ *   no lock           tidal_snapshot_finish()
+ *                     drop the copies of jobs not seen, lay the copies out
+ *                     as SNAP's arrays in job_list order
+ *
+ * Slurm replaces a job's gres list, node bitmap and strings when it changes
+ * them (a new allocation made before the old one is freed), so comparing
+ * those pointers, with the scalars beside them, finds every change that
+ * matters here.  The copies also keep the Reason apply.c last wrote
+ * (tidal_reason_memo_t), so that apply rewrites only Reasons that changed.
+ *
+ * SNAP's own arrays come from one pool of blocks that is handed back whole
+ * and reused by the next snapshot.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -48,7 +65,8 @@ typedef struct block {
 
 #define BLOCK_MIN (256 * 1024)
 static block_t *spare; /* blocks of freed snapshots, for the next one */
-static tidal_snap_t *cur; /* the snapshot being taken */
+static tidal_snap_t *cur; /* the snapshot being laid out */
+static bool to_heap; /* strings of the copies kept between cycles */
 
 /* N zeroed bytes, 16-aligned, from CUR's pool. */
 static void *_alloc(size_t n)
@@ -79,6 +97,8 @@ static void *_alloc(size_t n)
 	return p;
 }
 
+/* S on the heap while a copy is made, else from CUR's pool (NULL if
+ * neither). */
 static char *_strdup(const char *s)
 {
 	size_t n;
@@ -86,30 +106,144 @@ static char *_strdup(const char *s)
 
 	if (!s)
 		return NULL;
+	if (to_heap)
+		return xstrdup(s);
+	if (!cur)
+		return NULL;
 	n = strlen(s) + 1;
 	p = _alloc(n);
 	memcpy(p, s, n);
 	return p;
 }
 
-/* GPUs configured and allocated on NODE_PTR. */
-static void _node_gpus(node_record_t *node_ptr, int *avail, int *alloc)
-{
-	ListIterator it;
-	gres_state_t *gs;
+/* ---- what is kept between cycles ---- */
 
-	*avail = *alloc = 0;
-	if (!node_ptr->gres_list)
-		return;
-	it = list_iterator_create(node_ptr->gres_list);
-	while ((gs = list_next(it))) {
-		gres_node_state_t *ns = gs->gres_data;
-		if (xstrcmp(gs->gres_name, "gpu") || !ns)
-			continue;
-		*avail += (int)ns->gres_cnt_avail;
-		*alloc += (int)ns->gres_cnt_alloc;
+/* One job's copy.  Its strings and arrays are on the heap; alloc_node holds
+ * slurm node indices (mapped to snapshot indices by the finish step). */
+typedef struct {
+	uint32_t id;
+	uint32_t seen; /* the cycle it was last taken in */
+	uint64_t fp;   /* fingerprint of the record it was copied from */
+	tidal_reason_memo_t memo; /* with the above: the line read each cycle */
+	tidal_job_t job;
+} copy_t;
+
+static copy_t *copies;
+static int n_copies, cap_copies;
+static int32_t *slot_of; /* id -> copies index, open addressing; -1 empty */
+static uint32_t slot_mask;
+static int *order; /* this cycle's copies, in job_list order */
+static int n_order, cap_order;
+static uint32_t cycle;
+static job_record_t **walk; /* every record in job_list, in its order */
+static uint32_t *walk_id;   /* their ids, as of the last take */
+static int n_walk, cap_walk;
+
+/* A node's copy: the static part is refreshed only when the record
+ * changed; the GPU counts and state are read every cycle. */
+typedef struct {
+	node_record_t *ptr;
+	const char *name_seen; /* compared, never read */
+	char *name;
+	int cpus;
+	uint64_t mem_mb;
+	int switch_id;
+	int slurm_index, gpus_total, gpus_alloc, up;
+} node_copy_t;
+
+static node_copy_t *ncopies;
+static int n_ncopies, cap_ncopies, node_count_seen;
+static switch_record_t *sw_seen;
+static int sw_count_seen = -1;
+static tidal_switch_t *sw_copy;
+
+static void _job_free(tidal_job_t *j)
+{
+	xfree(j->name);
+	xfree(j->user);
+	xfree(j->partition);
+	xfree(j->model);
+	xfree(j->alloc_node);
+	xfree(j->alloc_gpus);
+	memset(j, 0, sizeof(*j));
+}
+
+static int _copy_find(uint32_t id)
+{
+	if (!slot_of)
+		return -1;
+	for (uint32_t h = (id * 2654435761u) & slot_mask;;
+	     h = (h + 1) & slot_mask) {
+		int32_t c = slot_of[h];
+		if (c < 0 || copies[c].id == id)
+			return c;
 	}
-	list_iterator_destroy(it);
+}
+
+static int _copy_new(uint32_t id)
+{
+	if (n_copies == cap_copies) {
+		cap_copies = cap_copies ? 2 * cap_copies : 1024;
+		xrecalloc(copies, cap_copies, sizeof(*copies));
+	}
+	/* The slot may hold a stale image of a copy moved by _drop_unseen(). */
+	memset(&copies[n_copies], 0, sizeof(*copies));
+	copies[n_copies].id = id;
+	return n_copies++;
+}
+
+/* Outside the locks: free the copies of jobs not taken this cycle, close
+ * the gaps and index the rest by job id. */
+static void _drop_unseen(void)
+{
+	int *new_of = xmalloc_nz((n_copies + 1) * sizeof(int));
+	uint32_t size = 1024;
+	int k = 0;
+
+	for (int c = 0; c < n_copies; c++) {
+		new_of[c] = -1;
+		if (copies[c].seen != cycle) {
+			_job_free(&copies[c].job);
+			continue;
+		}
+		if (k != c)
+			copies[k] = copies[c];
+		new_of[c] = k++;
+	}
+	n_copies = k;
+	for (int i = 0; i < n_order; i++)
+		order[i] = new_of[order[i]];
+	xfree(new_of);
+
+	while (size < 2 * (uint32_t)n_copies)
+		size *= 2;
+	if (size - 1 != slot_mask || !slot_of) {
+		xfree(slot_of);
+		slot_of = xmalloc_nz(size * sizeof(*slot_of));
+		slot_mask = size - 1;
+	}
+	memset(slot_of, 0xff, size * sizeof(*slot_of));
+	for (int c = 0; c < n_copies; c++) {
+		uint32_t h = (copies[c].id * 2654435761u) & slot_mask;
+		while (slot_of[h] >= 0)
+			h = (h + 1) & slot_mask;
+		slot_of[h] = c;
+	}
+}
+
+/* ---- nodes ---- */
+
+static int _add_gpus(void *x, void *arg)
+{
+	gres_state_t *gs = x;
+	gres_node_state_t *ns = gs->gres_data;
+	int *count = arg;
+
+	if (ns && !xstrcmp(gs->gres_name, "gpu")) {
+		count[0] += (int)ns->gres_cnt_avail;
+		count[1] += (int)ns->gres_cnt_alloc;
+	}
+	return 0;
 }
 
 static int _node_up(node_record_t *node_ptr)
@@ -130,39 +264,67 @@ static int _leaf_switch(int index)
 	return -1;
 }
 
-static void _take_nodes(tidal_snap_t *snap, int *snap_of)
+/* The switch tree changes only on reconfigure: copied then. */
+static bool _take_switches(void)
 {
-	node_record_t *node_ptr;
-
-	snap->nodes = _alloc((node_record_count + 1) * sizeof(tidal_node_t));
-	for (int i = 0; (node_ptr = next_node(&i)); i++) {
-		tidal_node_t *n = &snap->nodes[snap->n_nodes];
-		int alloc;
-
-		snap_of[node_ptr->index] = snap->n_nodes++;
-		n->name = _strdup(node_ptr->name);
-		n->slurm_index = node_ptr->index;
-		_node_gpus(node_ptr, &n->gpus_total, &alloc);
-		/* Made usable again below for GPUs of jobs in the snapshot. */
-		n->gpus = n->gpus_total - alloc;
-		n->cpus = node_ptr->cpus;
-		n->mem_mb = (double)node_ptr->real_memory;
-		n->switch_id = _leaf_switch(node_ptr->index);
-		n->up = _node_up(node_ptr);
-	}
-	snap->switches = _alloc((switch_record_cnt + 1) * sizeof(tidal_switch_t));
+	if (switch_record_table == sw_seen && switch_record_cnt == sw_count_seen)
+		return false;
+	for (int s = 0; s < sw_count_seen; s++)
+		xfree(sw_copy[s].name);
+	xfree(sw_copy);
+	sw_copy = xcalloc(switch_record_cnt + 1, sizeof(*sw_copy));
 	for (int s = 0; s < switch_record_cnt; s++) {
 		switch_record_t *sw = &switch_record_table[s];
-		tidal_switch_t *t = &snap->switches[s];
+		tidal_switch_t *t = &sw_copy[s];
 
-		t->name = _strdup(sw->name);
+		t->name = xstrdup(sw->name);
 		t->level = sw->level;
 		t->link = sw->link_speed;
 		t->parent = (sw->parent >= switch_record_cnt ||
 			     sw->parent == s) ? -1 : sw->parent;
 	}
-	snap->n_switches = switch_record_cnt;
+	sw_seen = switch_record_table;
+	sw_count_seen = switch_record_cnt;
+	return true;
 }
+
+static void _take_nodes(void)
+{
+	bool all = _take_switches();
+	node_record_t *node_ptr;
+	int k = 0;
+
+	if (cap_ncopies < node_record_count + 1) {
+		xrecalloc(ncopies, node_record_count + 1, sizeof(*ncopies));
+		cap_ncopies = node_record_count + 1;
+	}
+	for (int i = 0; (node_ptr = next_node(&i)); i++) {
+		node_copy_t *n = &ncopies[k++];
+		int count[2] = { 0, 0 };
+
+		if (all || n->ptr != node_ptr || n->name_seen != node_ptr->name ||
+		    n->cpus != node_ptr->cpus ||
+		    n->mem_mb != node_ptr->real_memory) {
+			xfree(n->name);
+			n->name = xstrdup(node_ptr->name);
+			n->name_seen = node_ptr->name;
+			n->ptr = node_ptr;
+			n->cpus = node_ptr->cpus;
+			n->mem_mb = node_ptr->real_memory;
+			n->switch_id = _leaf_switch(node_ptr->index);
+		}
+		n->slurm_index = node_ptr->index;
+		if (node_ptr->gres_list)
+			list_for_each_ro(node_ptr->gres_list, _add_gpus, count);
+		n->gpus_total = count[0];
+		n->gpus_alloc = count[1];
+		n->up = _node_up(node_ptr);
+	}
+	n_ncopies = k;
+	node_count_seen = node_record_count;
+}
+
+/* ---- jobs ---- */
 
 /* The job's GPU request: total and, if given per node, per node. */
 static void _job_request(job_record_t *job_ptr, tidal_job_t *j)
@@ -194,22 +356,21 @@ static void _job_request(job_record_t *job_ptr, tidal_job_t *j)
 	list_iterator_destroy(it);
 }
 
-/* GPUs a running job holds on each of its nodes. */
-static void _job_alloc(job_record_t *job_ptr, tidal_job_t *j,
-		       const int *snap_of, tidal_snap_t *snap)
+/* GPUs a running job holds on each of its nodes (slurm node indices). */
+static void _job_alloc(job_record_t *job_ptr, tidal_job_t *j)
 {
 	ListIterator it;
 	gres_state_t *gs;
 	int n = job_ptr->node_bitmap ? bit_set_count(job_ptr->node_bitmap) : 0;
 
-	j->alloc_node = _alloc((n + 1) * sizeof(int));
-	j->alloc_gpus = _alloc((n + 1) * sizeof(int));
+	j->alloc_node = xcalloc(n + 1, sizeof(int));
+	j->alloc_gpus = xcalloc(n + 1, sizeof(int));
 	/* From the first set bit: a job's nodes are few and near each other,
 	 * the node table may be thousands long. */
 	for (int i = n ? bit_ffs(job_ptr->node_bitmap) : node_record_count;
 	     i >= 0 && i < node_record_count && j->n_alloc < n; i++)
 		if (bit_test(job_ptr->node_bitmap, i))
-			j->alloc_node[j->n_alloc++] = snap_of[i];
+			j->alloc_node[j->n_alloc++] = i;
 	if (!job_ptr->gres_list_alloc)
 		return;
 	it = list_iterator_create(job_ptr->gres_list_alloc);
@@ -223,11 +384,8 @@ static void _job_alloc(job_record_t *job_ptr, tidal_job_t *j,
 	}
 	list_iterator_destroy(it);
 	j->gpus = 0;
-	for (int k = 0; k < j->n_alloc; k++) {
+	for (int k = 0; k < j->n_alloc; k++)
 		j->gpus += j->alloc_gpus[k];
-		if (j->alloc_node[k] >= 0) /* these are the engine's to plan */
-			snap->nodes[j->alloc_node[k]].gpus += j->alloc_gpus[k];
-	}
 }
 
 /* Pending jobs that Slurm itself would consider now. */
@@ -237,15 +395,85 @@ static bool _eligible(job_record_t *job_ptr, time_t now)
 	    !job_ptr->details || !job_ptr->part_ptr || job_ptr->array_recs ||
 	    job_ptr->priority == 0 || job_ptr->het_job_id)
 		return false;
-	tidal_fix_requeue_delay(job_ptr, now);
+	if (job_ptr->details->begin_time > now) /* Tidal's requeue delay? */
+		tidal_fix_requeue_delay(job_ptr, now);
 	if (job_ptr->details->begin_time > now)
 		return false;
 	return job_independent(job_ptr);
 }
 
-static void _take_job(job_record_t *job_ptr, tidal_job_t *j, time_t now,
-		      const int *snap_of, tidal_snap_t *snap)
+static inline uint64_t _mix(uint64_t h, uint64_t v)
 {
+	h ^= v;
+	h *= 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 32);
+}
+
+/* Everything _copy_job() reads that can change, as one number.  Slurm
+ * allocates a new gres list or node bitmap before it frees the old one, so
+ * a changed request or allocation has a new address; a requeue passes the
+ * job through pending.  Fields fixed at submission (user, options) are
+ * left out: each one read is a cache miss per job under the lock. */
+static uint64_t _fingerprint(job_record_t *job_ptr, bool running)
+{
+	struct job_details *det = job_ptr->details;
+	uint64_t h = running;
+
+	h = _mix(h, (uintptr_t)det);
+	h = _mix(h, (uint64_t)job_ptr->deadline);
+	h = _mix(h, (uintptr_t)job_ptr->gres_list_req);
+	h = _mix(h, (uintptr_t)job_ptr->name);
+	h = _mix(h, (uintptr_t)job_ptr->part_ptr);
+	h = _mix(h, job_ptr->time_limit);
+	h = _mix(h, ((uint64_t)det->min_nodes << 32) | det->num_tasks);
+	if (running) {
+		h = _mix(h, (uint64_t)job_ptr->start_time);
+		h = _mix(h, (uintptr_t)job_ptr->node_bitmap);
+		h = _mix(h, job_ptr->node_cnt);
+		h = _mix(h, (uintptr_t)job_ptr->gres_list_alloc);
+	}
+	return h;
+}
+
+/* Ask for the cache lines of the job record (and, once its details
+ * pointer is in, of the details) that the loop below reads: ten
+ * thousand records do not stay in cache between cycles, and the loop
+ * would otherwise wait on each line in turn. */
+#define PREFETCH_JOBS 8
+static void _prefetch_job(job_record_t *job_ptr)
+{
+	static const size_t off[] = {
+		offsetof(job_record_t, array_recs),
+		offsetof(job_record_t, details),
+		offsetof(job_record_t, gres_list_req),
+		offsetof(job_record_t, het_job_id),
+		offsetof(job_record_t, job_state),
+		offsetof(job_record_t, name),
+		offsetof(job_record_t, node_bitmap),
+		offsetof(job_record_t, part_ptr),
+		offsetof(job_record_t, priority),
+		offsetof(job_record_t, state_desc),
+		offsetof(job_record_t, state_reason),
+	};
+	for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++)
+		__builtin_prefetch((char *)job_ptr + off[i]);
+}
+
+static void _prefetch_details(job_record_t *job_ptr)
+{
+	struct job_details *det = job_ptr->details;
+
+	if (!det)
+		return;
+	__builtin_prefetch(&det->begin_time);
+	__builtin_prefetch(&det->depend_list);
+	__builtin_prefetch(&det->min_nodes);
+}
+
+static void _copy_job(job_record_t *job_ptr, tidal_job_t *j, bool running)
+{
+	_job_free(j);
+	to_heap = true;
 	j->id = job_ptr->job_id;
 	j->uid = job_ptr->user_id;
 	j->name = _strdup(job_ptr->name);
@@ -259,41 +487,199 @@ static void _take_job(job_record_t *job_ptr, tidal_job_t *j, time_t now,
 	tidal_job_options(job_ptr->spank_job_env, job_ptr->spank_job_env_size,
 			  j);
 	_job_request(job_ptr, j);
-	if (IS_JOB_RUNNING(job_ptr)) {
+	if (running) {
 		j->state = TIDAL_JOB_RUNNING;
 		j->start = (double)job_ptr->start_time;
-		_job_alloc(job_ptr, j, snap_of, snap);
+		_job_alloc(job_ptr, j);
 	}
+	to_heap = false;
+}
+
+static void _walk_add(job_record_t *job_ptr)
+{
+	if (n_walk == cap_walk) {
+		cap_walk = 2 * cap_walk + 1024;
+		xrecalloc(walk, cap_walk, sizeof(*walk));
+		xrecalloc(walk_id, cap_walk, sizeof(*walk_id));
+	}
+	walk_id[n_walk] = job_ptr->job_id;
+	walk[n_walk++] = job_ptr;
+}
+
+static int _gather(void *x, void *arg)
+{
+	_walk_add(x);
+	return 0;
+}
+
+/*
+ * job_list's records without walking the list, whose nodes are scattered
+ * through memory (one cache miss after another, a millisecond for ten
+ * thousand jobs): last take's records that find_job_record() still finds
+ * at the same address, then records with the ids after the highest
+ * (Slurm hands ids out in order and appends new jobs to job_list).  If
+ * their number is not list_count(job_list), something else happened (a
+ * job id given at submission, ids wrapping around): RET false and the
+ * caller walks the list.  Every record found is in job_list and none is
+ * found twice, so the count settles it.
+ */
+#define NEW_ID_GAP 32
+static bool _walk_known(void)
+{
+	int n = 0, count = list_count(job_list);
+	uint32_t next = 0;
+
+	if (!n_walk)
+		return false;
+	for (int w = 0; w < n_walk; w++) /* after all: never one twice */
+		next = MAX(next, walk_id[w] + 1);
+	for (int w = 0; w < n_walk; w++) {
+		job_record_t *job_ptr;
+
+		/* find_job_record() compares the id: ask for that line early
+		 * (a prefetch of memory freed since cannot fault). */
+		if (w + 16 < n_walk)
+			__builtin_prefetch(&walk[w + 16]->job_id);
+		job_ptr = find_job_record(walk_id[w]);
+
+		if (job_ptr == walk[w]) {
+			walk[n++] = job_ptr;
+			walk_id[n - 1] = walk_id[w];
+		} else if (job_ptr) { /* same id, another record */
+			return false;
+		}
+	}
+	n_walk = n;
+	for (uint32_t id = next, gap = 0; gap < NEW_ID_GAP && id; id++) {
+		job_record_t *job_ptr = find_job_record(id);
+
+		if (!job_ptr) {
+			gap++;
+			continue;
+		}
+		gap = 0;
+		_walk_add(job_ptr);
+	}
+	return n_walk == count;
 }
 
 extern void tidal_snapshot_take(tidal_snap_t *snap)
 {
 	time_t now = time(NULL);
-	int *snap_of;
-	ListIterator it;
-	job_record_t *job_ptr;
 
 	memset(snap, 0, sizeof(*snap));
-	cur = snap;
-	snap_of = _alloc((node_record_count + 1) * sizeof(int));
 	snap->now = (double)now;
-	for (int i = 0; i <= node_record_count; i++)
-		snap_of[i] = -1;
-	_take_nodes(snap, snap_of);
+	cycle++;
+	_take_nodes();
 
-	snap->jobs = _alloc((list_count(job_list) + 1) * sizeof(tidal_job_t));
-	it = list_iterator_create(job_list);
-	while ((job_ptr = list_next(it))) {
+	/* Gathered first: job_independent() may look at job_list, so not
+	 * from inside the list's own lock. */
+	if (!_walk_known()) {
+		n_walk = 0;
+		list_for_each_ro(job_list, _gather, NULL);
+	}
+	if (cap_order < n_walk + 1) {
+		cap_order = n_walk + 1024;
+		xrecalloc(order, cap_order, sizeof(*order));
+	}
+	n_order = 0;
+	for (int w = 0; w < MIN(n_walk, PREFETCH_JOBS); w++)
+		_prefetch_job(walk[w]);
+	for (int w = 0, c = -1; w < n_walk; w++) {
+		job_record_t *job_ptr = walk[w];
+		bool running;
+		uint64_t fp;
+
+		if (w + PREFETCH_JOBS < n_walk)
+			_prefetch_job(walk[w + PREFETCH_JOBS]);
+		if (w + PREFETCH_JOBS / 2 < n_walk)
+			_prefetch_details(walk[w + PREFETCH_JOBS / 2]);
 		if (!job_ptr->details)
 			continue;
-		if (!(IS_JOB_RUNNING(job_ptr) && !IS_JOB_COMPLETING(job_ptr)) &&
-		    !_eligible(job_ptr, now))
+		running = IS_JOB_RUNNING(job_ptr) && !IS_JOB_COMPLETING(job_ptr);
+		if (!running && !_eligible(job_ptr, now))
 			continue;
-		_take_job(job_ptr, &snap->jobs[snap->n_jobs++], now, snap_of,
-			  snap);
+		fp = _fingerprint(job_ptr, running);
+		/* job_list keeps its order, and so do the copies. */
+		if (++c >= n_copies || copies[c].id != job_ptr->job_id)
+			c = _copy_find(job_ptr->job_id);
+		if (c < 0)
+			c = _copy_new(job_ptr->job_id);
+		else if (copies[c].fp == fp)
+			goto keep;
+		_copy_job(job_ptr, &copies[c].job, running);
+		copies[c].fp = fp;
+keep:
+		copies[c].seen = cycle;
+		copies[c].memo.desc_seen = job_ptr->state_desc;
+		copies[c].memo.reason_seen = job_ptr->state_reason;
+		order[n_order++] = c;
 	}
-	list_iterator_destroy(it);
+}
+
+extern void tidal_snapshot_finish(tidal_snap_t *snap)
+{
+	int *snap_of;
+
+	_drop_unseen();
+	cur = snap;
+	snap_of = _alloc((node_count_seen + 1) * sizeof(int));
+	for (int i = 0; i <= node_count_seen; i++)
+		snap_of[i] = -1;
+	snap->nodes = _alloc((n_ncopies + 1) * sizeof(tidal_node_t));
+	for (int k = 0; k < n_ncopies; k++) {
+		const node_copy_t *c = &ncopies[k];
+		tidal_node_t *n = &snap->nodes[k];
+
+		n->name = c->name;
+		n->slurm_index = c->slurm_index;
+		n->gpus_total = c->gpus_total;
+		/* Made usable again below for GPUs of jobs in the snapshot. */
+		n->gpus = c->gpus_total - c->gpus_alloc;
+		n->cpus = c->cpus;
+		n->mem_mb = (double)c->mem_mb;
+		n->switch_id = c->switch_id;
+		n->up = c->up;
+		if (c->slurm_index >= 0 && c->slurm_index < node_count_seen)
+			snap_of[c->slurm_index] = k;
+	}
+	snap->n_nodes = n_ncopies;
+	snap->switches = _alloc((sw_count_seen + 1) * sizeof(tidal_switch_t));
+	if (sw_count_seen > 0)
+		memcpy(snap->switches, sw_copy,
+		       sw_count_seen * sizeof(tidal_switch_t));
+	snap->n_switches = MAX(sw_count_seen, 0);
+
+	snap->jobs = _alloc((n_order + 1) * sizeof(tidal_job_t));
+	for (int k = 0; k < n_order; k++) {
+		const tidal_job_t *c = &copies[order[k]].job;
+		tidal_job_t *j = &snap->jobs[k];
+
+		*j = *c;
+		if (!c->n_alloc)
+			continue;
+		j->alloc_node = _alloc(c->n_alloc * sizeof(int));
+		for (int m = 0; m < c->n_alloc; m++) {
+			int i = c->alloc_node[m];
+			int n = i >= 0 && i < node_count_seen ? snap_of[i] : -1;
+
+			j->alloc_node[m] = n;
+			if (n >= 0) /* these are the engine's to plan */
+				snap->nodes[n].gpus += c->alloc_gpus[m];
+		}
+	}
+	snap->n_jobs = n_order;
 	cur = NULL;
+}
+
+extern tidal_reason_memo_t *tidal_snapshot_memo(const tidal_snap_t *snap,
+						int snap_index)
+{
+	if (snap_index < 0 || snap_index >= n_order ||
+	    snap_index >= snap->n_jobs)
+		return NULL;
+	copy_t *c = &copies[order[snap_index]];
+	return c->id == snap->jobs[snap_index].id ? &c->memo : NULL;
 }
 
 extern void tidal_snapshot_free(tidal_snap_t *snap)
@@ -321,7 +707,7 @@ extern void tidal_job_options(char **env, uint32_t n, tidal_job_t *j)
 			if (tidal_parse_range(v, &j->min_gpus, &j->max_gpus))
 				j->min_gpus = j->max_gpus = 0;
 		} else if (!xstrncmp(e, "TIDAL_TRAIN_MODEL=", 18)) {
-			j->model = cur ? _strdup(v) : NULL;
+			j->model = _strdup(v);
 		} else if (!xstrncmp(e, "TIDAL_TRAIN_BATCH=", 18)) {
 			if (!tidal_parse_count(v, 1, 1e9, &d))
 				j->batch = (int)d;

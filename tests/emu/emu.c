@@ -154,9 +154,8 @@ static void _release(job_record_t *job_ptr)
 	xfree(job_ptr->nodes);
 }
 
-int select_nodes(job_record_t *job_ptr, bool test_only,
-		 bitstr_t **select_node_bitmap, char **err_msg, bool submission,
-		 uint32_t scheduler_type)
+static int _select_nodes(job_record_t *job_ptr, bool test_only,
+			 uint32_t scheduler_type)
 {
 	gres_job_state_t *r = _gpu_state(job_ptr->gres_list_req), *a;
 	bitstr_t *exc = job_ptr->details->exc_node_bitmap;
@@ -199,8 +198,7 @@ int select_nodes(job_record_t *job_ptr, bool test_only,
 	return SLURM_SUCCESS;
 }
 
-int job_requeue(uid_t uid, uint32_t job_id, slurm_msg_t *msg, bool preempt,
-		uint32_t flags)
+static int _job_requeue(uint32_t job_id)
 {
 	job_record_t *job_ptr = find_job_record(job_id);
 
@@ -233,7 +231,7 @@ static int _tres_gpus(const char *s)
 	return p ? atoi(p + 1) : -1;
 }
 
-int update_job(slurm_msg_t *msg, uid_t uid, bool send_msg)
+static int _update_job(slurm_msg_t *msg)
 {
 	job_desc_msg_t *d = msg->data;
 	job_record_t *job_ptr = find_job_record(d->job_id);
@@ -243,7 +241,10 @@ int update_job(slurm_msg_t *msg, uid_t uid, bool send_msg)
 		return ESLURM_INVALID_JOB_ID;
 	if (!IS_JOB_PENDING(job_ptr))
 		return ESLURM_JOB_NOT_PENDING;
-	r = _gpu_state(job_ptr->gres_list_req);
+	/* Slurm validates the new request into a new gres list. */
+	r = xmalloc(sizeof(*r));
+	*r = *_gpu_state(job_ptr->gres_list_req);
+	job_ptr->gres_list_req = _gpu_list(r);
 	if (d->tres_per_job) {
 		r->gres_per_job = _tres_gpus(d->tres_per_job);
 		r->gres_per_node = 0;
@@ -261,6 +262,45 @@ int update_job(slurm_msg_t *msg, uid_t uid, bool send_msg)
 	if (d->max_nodes != NO_VAL)
 		job_ptr->details->max_nodes = d->max_nodes;
 	return SLURM_SUCCESS;
+}
+
+/* The emulated slurmctld's own work, timed apart (this thread's CPU):
+ * select_nodes() here walks every node, the real one does far more, and
+ * neither is the plugin's. */
+static double slurm_cpu_ms;
+
+static double _cpu_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+int select_nodes(job_record_t *job_ptr, bool test_only,
+		 bitstr_t **select_node_bitmap, char **err_msg, bool submission,
+		 uint32_t scheduler_type)
+{
+	double t0 = _cpu_ms();
+	int rc = _select_nodes(job_ptr, test_only, scheduler_type);
+	slurm_cpu_ms += _cpu_ms() - t0;
+	return rc;
+}
+
+int job_requeue(uid_t uid, uint32_t job_id, slurm_msg_t *msg, bool preempt,
+		uint32_t flags)
+{
+	double t0 = _cpu_ms();
+	int rc = _job_requeue(job_id);
+	slurm_cpu_ms += _cpu_ms() - t0;
+	return rc;
+}
+
+int update_job(slurm_msg_t *msg, uid_t uid, bool send_msg)
+{
+	double t0 = _cpu_ms();
+	int rc = _update_job(msg);
+	slurm_cpu_ms += _cpu_ms() - t0;
+	return rc;
 }
 
 /* ---- building the cluster and the jobs ---- */
@@ -352,40 +392,73 @@ static double _ms(struct timespec a, struct timespec b)
 	return (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6;
 }
 
+/* Time since *W and *C (wall, thread CPU), in ms; both moved to now. */
+static void _lap(struct timespec *w, struct timespec *c, double *wall,
+		 double *cpu)
+{
+	struct timespec w1, c1;
+
+	clock_gettime(CLOCK_MONOTONIC, &w1);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	*wall = _ms(*w, w1);
+	*cpu = _ms(*c, c1);
+	*w = w1;
+	*c = c1;
+}
+
 int emu_cycle(emu_times_t *t)
 {
 	tidal_snap_t snap;
 	tidal_plan_t plan;
 	tidal_apply_conf_t conf;
-	struct timespec t0, t1, t2, t3, c0, c1, c2, c3;
+	struct timespec w, c;
+	emu_times_t z = { 0 };
+	double wall, cpu;
 	char *msg = NULL;
-	int started;
+	int started, left;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+	if (!t)
+		t = &z;
+	memset(t, 0, sizeof(*t));
+	slurm_cpu_ms = 0;
+	clock_gettime(CLOCK_MONOTONIC, &w);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
+	/* lock */
 	tidal_snapshot_take(&snap);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	_lap(&w, &c, &t->snapshot_ms, &t->hold_cpu_ms);
+	t->hold_max_cpu_ms = t->hold_cpu_ms;
+	/* unlock */
+	tidal_snapshot_finish(&snap);
+	_lap(&w, &c, &wall, &t->unlocked_cpu_ms);
 	if (tidal_engine_decide(&snap, &plan, &msg)) {
 		fprintf(stderr, "tidal-emu: %s\n", msg ? msg : "decide failed");
 		free(msg);
 		tidal_snapshot_free(&snap);
 		return -1;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t2);
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c2);
+	_lap(&w, &c, &t->decide_ms, &t->decide_cpu_ms);
 	tidal_engine_apply_conf(&conf);
+	tidal_plan_prepare(&snap, &plan);
+	_lap(&w, &c, &wall, &cpu);
+	t->unlocked_cpu_ms += cpu;
+	/* lock */
 	started = tidal_plan_apply(&snap, &plan, &conf);
-	clock_gettime(CLOCK_MONOTONIC, &t3);
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c3);
-	if (t) {
-		t->snapshot_ms = _ms(t0, t1);
-		t->decide_ms = _ms(t1, t2);
-		t->apply_ms = _ms(t2, t3);
-		t->jobs = snap.n_jobs;
-		t->hold_cpu_ms = _ms(c0, c1) + _ms(c2, c3);
-		t->decide_cpu_ms = _ms(c1, c2);
+	_lap(&w, &c, &t->apply_ms, &cpu);
+	t->hold_cpu_ms += cpu;
+	t->hold_max_cpu_ms = MAX(t->hold_max_cpu_ms, cpu);
+	t->sections = 2;
+	/* unlock, lock ... */
+	for (left = tidal_plan_reasons_left(&plan); left > 0; t->sections++) {
+		clock_gettime(CLOCK_MONOTONIC, &w);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
+		left = tidal_plan_apply_reasons(&snap, &plan);
+		_lap(&w, &c, &wall, &cpu);
+		t->apply_ms += wall;
+		t->hold_cpu_ms += cpu;
+		t->hold_max_cpu_ms = MAX(t->hold_max_cpu_ms, cpu);
 	}
+	t->jobs = snap.n_jobs;
+	t->slurm_cpu_ms = slurm_cpu_ms;
 	tidal_plan_free(&plan);
 	tidal_snapshot_free(&snap);
 	tidal_state_save();

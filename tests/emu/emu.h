@@ -25,6 +25,11 @@ typedef struct {
 typedef struct {
 	double snapshot_ms, decide_ms, apply_ms; /* wall */
 	double hold_cpu_ms, decide_cpu_ms;	 /* this thread's CPU time */
+	double hold_max_cpu_ms;	/* the longest lock section */
+	double unlocked_cpu_ms;	/* finish and prepare (no lock, not decide) */
+	double slurm_cpu_ms;	/* of the hold: in the emulated select_nodes,
+				 * job_requeue, update_job */
+	int sections;		/* lock sections */
 	int jobs;
 } emu_times_t;
 
@@ -33,7 +38,8 @@ void emu_nodes(int n, int gpus);
 struct job_record *emu_job(const emu_job_spec_t *spec);
 void emu_end(uint32_t id);
 void emu_advance(double secs);
-/* One cycle (snapshot, decide, apply, state save).  RET jobs started, or
+/* One cycle as sched_tidal.c's _cycle() runs it, the locks left out
+ * (snapshot, decide, apply in lock sections, state save).  RET jobs started, or
  * -1 if decide failed. */
 int emu_cycle(emu_times_t *times);
 void emu_print(FILE *out);

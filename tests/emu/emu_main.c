@@ -131,6 +131,9 @@ static int bench(int jobs, int nodes, int cycles, const char *policy,
 	double *decide = calloc(cycles, sizeof(double));
 	double *hold_cpu = calloc(cycles, sizeof(double));
 	double *decide_cpu = calloc(cycles, sizeof(double));
+	double *section_cpu = calloc(cycles, sizeof(double));
+	double *unlocked_cpu = calloc(cycles, sizeof(double));
+	double *own_cpu = calloc(cycles, sizeof(double));
 	emu_times_t t;
 	int n = 0;
 
@@ -167,14 +170,19 @@ static int bench(int jobs, int nodes, int cycles, const char *policy,
 		hold[n] = t.snapshot_ms + t.apply_ms;
 		hold_cpu[n] = t.hold_cpu_ms;
 		decide_cpu[n] = t.decide_cpu_ms;
+		section_cpu[n] = t.hold_max_cpu_ms;
+		unlocked_cpu[n] = t.unlocked_cpu_ms;
+		own_cpu[n] = t.hold_cpu_ms - t.slurm_cpu_ms;
 		decide[n++] = t.decide_ms;
 	}
-	printf("%-12s %6d %5d %6d | %8.3f %8.3f %8.3f | %8.3f %8.3f | %8.3f "
-	       "%8.3f %8.3f\n",
+	printf("%-12s %6d %5d %6d | %8.3f %8.3f %8.3f | %8.3f %8.3f %8.3f "
+	       "%8.3f %8.3f | %8.3f %8.3f %8.3f | %8.3f\n",
 	       policy, jobs, nodes, t.jobs, pct(hold, n, 50), pct(hold, n, 99),
 	       pct(decide, n, 99), pct(hold_cpu, n, 50), pct(hold_cpu, n, 99),
-	       pct(decide_cpu, n, 50), pct(decide_cpu, n, 99),
-	       pct(decide_cpu, n, 100));
+	       pct(section_cpu, n, 99), pct(own_cpu, n, 50), pct(own_cpu, n, 99),
+	       pct(decide_cpu, n, 50),
+	       pct(decide_cpu, n, 99), pct(decide_cpu, n, 100),
+	       pct(unlocked_cpu, n, 50));
 	return 0;
 }
 
