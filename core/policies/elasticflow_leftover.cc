@@ -6,11 +6,23 @@
  * marginal of every job that can still grow: passes x jobs plans per
  * event, each plan a walk of the free timeline.  Almost every one of those
  * re-evaluations returns the value it returned the pass before (on
- * cluster01, 96%): the grant changed the free timeline somewhere the job's
- * plan does not look, or only by GPUs its level cap never reaches.  So a
- * full evaluation records exactly what it read of the timeline (see
- * marginal_inputs) and the next pass re-plans only if that changed; the
- * values, and so every grant and the final order, are the artifact's.
+ * cluster01, 96%).  Two shortcuts, both exact (the values, and so every
+ * grant and the final order, are the artifact's bit for bit;
+ * tests/unit/test_elasticflow_marginal.cc checks them against the naive
+ * loop):
+ *
+ *   - a marginal needs only the GPU-seconds of the job's plan, and the plan
+ *     reads only a few things of the timeline (marginal_inputs: its keys
+ *     up to the aligned deadline and the level each allows); InputPlan
+ *     computes the GPU-seconds from those alone, without copying the
+ *     timeline or building the plan;
+ *   - the inputs are kept with the value, and the next pass re-plans a job
+ *     only if they changed (a grant elsewhere often changes the timeline
+ *     only past the job's deadline, or by GPUs its level cap never
+ *     reaches).
+ *
+ * Only a plan that misses the deadline at every level reads further; it
+ * runs the planner itself and is never memoised.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -115,15 +127,6 @@ private:
 	bool end_seen_ = false;
 };
 
-/* The first key after now of without_own(E), or -1. */
-SlotTime first_change(const EfEntry &e, const EfEnv &env, const EfTimeline &f)
-{
-	OwnFreeWalk w(e, env, f);
-	SlotTime t;
-	int v;
-	return w.next(&t, &v) ? t : -1;
-}
-
 /*
  * What the assign_gpu plan of E reads of without_own(E) when a level
  * meets the deadline (ef_plan_assigned returns true): the first key after
@@ -132,26 +135,162 @@ SlotTime first_change(const EfEntry &e, const EfEnv &env, const EfTimeline &f)
  * level of the job the free GPUs allow (the plan takes min(level, that)
  * everywhere).  Written to *IN as (key, level) pairs, (AD, level) last.
  * Two timelines with equal inputs give E the same plan.
+ * RET: the first key after now, or -1 if there is none.
  */
-void marginal_inputs(const EfEntry &e, const EfEnv &env, const EfTimeline &f,
-		     SlotTime ad, Inputs *in)
+SlotTime marginal_inputs(const EfEntry &e, const EfEnv &env,
+			 const EfTimeline &f, SlotTime ad, Inputs *in)
 {
 	const EfJobView &j = e.view;
 	OwnFreeWalk w(e, env, f);
 	int cur = w.value();
-	SlotTime t;
+	SlotTime t, first = -1;
 	int v;
 	in->clear();
-	while (w.next(&t, &v) && t <= ad) {
+	while (w.next(&t, &v)) {
+		if (first < 0)
+			first = t;
+		if (t > ad)
+			break;
 		cur = v;
 		if (t == ad)
 			break;
 		in->push_back({t, j.row->last_level(v + 1, j.max_gpu)});
 	}
 	in->push_back({ad, j.row->last_level(cur + 1, j.max_gpu)});
+	return first;
 }
 
-/* Build E's next-level plan and timeline for real. */
+/*
+ * The GPU-seconds of E's assign_gpu plan at e.next computed from its
+ * inputs IN alone (see marginal_inputs): the planner's steps [Planner::
+ * assigned_first, minimum_share, build] on the keys in IN, without copying
+ * the timeline.  RET: false when no level meets the deadline (then the
+ * plan reads past AD: the caller runs the planner).
+ */
+class InputPlan {
+public:
+	InputPlan(const EfEntry &e, const EfEnv &env, const Inputs &in,
+		  SlotTime ad)
+		: j_(e.view), env_(env), in_(in), ad_(ad), qa_(e.next)
+	{
+		const ThroughputRow &r = *j_.row;
+		for (size_t i = 0; i < r.gpus.size() && nlv_ < 16; i++) {
+			if (r.gpus[i] > j_.max_gpu)
+				break;
+			lv_[nlv_] = r.gpus[i];
+			tp_[nlv_++] = r.tput[i];
+		}
+	}
+	bool gpu_time(double *out);
+
+private:
+	double tput(int g) const
+	{
+		for (int i = 0; i < nlv_; i++)
+			if (lv_[i] == g)
+				return tp_[i];
+		return j_.row->at(g);
+	}
+	int next_level(int g) const
+	{
+		if (g == 0)
+			return nlv_ ? lv_[0] : 0;
+		for (int i = 0; i + 1 < nlv_; i++)
+			if (lv_[i] == g)
+				return lv_[i + 1];
+		return g;
+	}
+	SlotTime seg(SlotTime from, SlotTime to) const
+	{
+		return to == ad_ ? j_.deadline - from : to - from;
+	}
+	bool build(int q, int lq, SlotTime point, double left, double *out);
+
+	const EfJobView &j_;
+	const EfEnv &env_;
+	const Inputs &in_;
+	SlotTime ad_;
+	int qa_;
+	int nlv_ = 0;
+	int lv_[16];
+	double tp_[16];
+};
+
+bool InputPlan::gpu_time(double *out)
+{
+	size_t m = in_.size() - 1; /* keys before ad: in_[0, m) */
+	if (m == 0)
+		return false;
+	double left = j_.iter_left -
+		      (double)seg(env_.now, in_[0].first) * tput(qa_);
+	int q = next_level(0), lq = 0;
+	while (q <= env_.cluster && q <= j_.max_gpu) {
+		SlotTime period_end = ad_;
+		double acc = 0;
+		for (size_t i = m; i-- > 0;) {
+			int a = std::min(q, in_[i].second);
+			SlotTime k = in_[i].first;
+			if (a != 0) {
+				acc += (double)seg(k, period_end) * tput(a);
+				if (acc >= left)
+					return build(q, lq, k, left, out);
+			}
+			period_end = k;
+		}
+		lq = q;
+		q = next_level(q);
+		if (q == lq)
+			break;
+	}
+	return false;
+}
+
+/* Planner::build on the inputs, then ef_gpu_time of the allocations it
+ * leaves: QA from now, the level picked at each key it reaches, 0 at the
+ * keys before ad it does not reach. */
+bool InputPlan::build(int q, int lq, SlotTime point, double left,
+		      double *out)
+{
+	size_t m = in_.size() - 1;
+	auto pick = [&](size_t i) {
+		return std::min(in_[i].first >= point ? q : lq, in_[i].second);
+	};
+	/* GPU-seconds so far: QA on [now, in_[0]). */
+	double gt = (double)qa_ * (double)(in_[0].first - env_.now);
+	size_t lat = 0;
+	int la = pick(0);
+	SlotTime end = 0;
+	for (size_t i = 1; i <= m; i++) {
+		SlotTime lt = in_[lat].first, t = in_[i].first;
+		if (la != 0) {
+			double iters = (double)seg(lt, t) * tput(la);
+			if (!(lt < point || iters < left)) {
+				SlotTime rl = (SlotTime)std::ceil(left / tput(la));
+				end = lt + align_to_slot(0, rl, env_.slot);
+				/* la until the plan's next key: the one after
+				 * lat if it is before ad (0 from there), else
+				 * the end. */
+				*out = gt + (double)la *
+						    (double)((t < ad_ ? t : end) - lt);
+				return true;
+			}
+			left -= iters;
+		}
+		gt += (double)la * (double)(t - lt);
+		lat = i;
+		la = pick(i);
+	}
+	/* Not done by ad: la from ad on, ad being a key of the plan. */
+	if (la == 0)
+		return false;
+	SlotTime lt = in_[lat].first;
+	SlotTime rl = (SlotTime)std::ceil(left / tput(la));
+	end = lt + align_to_slot(0, rl, env_.slot);
+	*out = gt + (double)la * (double)(end - lt);
+	return true;
+}
+
+/* Build E's next-level plan and timeline for real. *//* Build E's next-level plan and timeline for real. */
 void build_next(EfEntry &e, const EfEnv &env, const EfTimeline &f)
 {
 	ef_plan_assigned(e.view, env, e.next, without_own(e, env, f),
@@ -183,7 +322,8 @@ void marginal(EfEntry &e, const EfEnv &env, int allocatable,
 	SlotTime real = (SlotTime)std::ceil((double)env.now + j.iter_left / tput);
 	SlotTime end = align_to_slot(env.now, real, env.slot);
 	SlotTime ad = align_to_slot(env.now, j.deadline, env.slot);
-	SlotTime fet = first_change(e, env, timeline);
+	thread_local Inputs in;
+	SlotTime fet = marginal_inputs(e, env, timeline, ad, &in);
 	if (fet < 0)
 		fet = ad;
 	double old = ef_gpu_time(e.plan.alloc, e.plan.end);
@@ -193,22 +333,23 @@ void marginal(EfEntry &e, const EfEnv &env, int allocatable,
 			     (double)(e.next - e.gpus);
 		return;
 	}
-	thread_local Inputs in;
-	if (memo) {
-		marginal_inputs(e, env, timeline, ad, &in);
-		if (e.memo_ok && in == e.memo_inputs) {
-			e.marginal = e.memo_marginal;
-			return;
-		}
+	if (memo && e.memo_ok && in == e.memo_inputs) {
+		e.marginal = e.memo_marginal;
+		return;
 	}
-	/* The plan only: the timeline is built if the job is picked. */
-	bool bounded = ef_plan_assigned(e.view, env, e.next,
-					without_own(e, env, timeline),
-					&e.next_plan, nullptr);
-	e.marginal = (ef_gpu_time(e.next_plan.alloc, e.next_plan.end) - old) /
-		     (double)(e.next - e.gpus);
+	/* The plan from the inputs alone; the planner itself (on a copy of
+	 * the timeline) only when no level meets the deadline.  The plan's
+	 * timeline is built if the job is picked. */
+	double gt;
+	bool bounded = InputPlan(e, env, in, ad).gpu_time(&gt);
+	if (!bounded) {
+		ef_plan_assigned(e.view, env, e.next,
+				 without_own(e, env, timeline), &e.next_plan,
+				 nullptr);
+		gt = ef_gpu_time(e.next_plan.alloc, e.next_plan.end);
+	}
+	e.marginal = (gt - old) / (double)(e.next - e.gpus);
 	if (memo) {
-		/* A plan that went past the deadline read more: no memo. */
 		e.memo_ok = bounded;
 		e.memo_inputs.swap(in);
 		e.memo_marginal = e.marginal;
