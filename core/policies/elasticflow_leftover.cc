@@ -140,7 +140,20 @@ private:
 SlotTime marginal_inputs(const EfEntry &e, const EfEnv &env,
 			 const EfTimeline &f, SlotTime ad, Inputs *in)
 {
-	const EfJobView &j = e.view;
+	/* last_level(v + 1, max_gpu) over the job's levels, inline. */
+	const ThroughputRow &r = *e.view.row;
+	int lv[16], nlv = 0;
+	for (size_t i = 0; i < r.gpus.size() && nlv < 16; i++) {
+		if (r.gpus[i] > e.view.max_gpu)
+			break;
+		lv[nlv++] = r.gpus[i];
+	}
+	auto level = [&](int v) {
+		int best = 0;
+		for (int i = 0; i < nlv && lv[i] <= v; i++)
+			best = lv[i];
+		return best;
+	};
 	OwnFreeWalk w(e, env, f);
 	int cur = w.value();
 	SlotTime t, first = -1;
@@ -154,9 +167,9 @@ SlotTime marginal_inputs(const EfEntry &e, const EfEnv &env,
 		cur = v;
 		if (t == ad)
 			break;
-		in->push_back({t, j.row->last_level(v + 1, j.max_gpu)});
+		in->push_back({t, level(v)});
 	}
-	in->push_back({ad, j.row->last_level(cur + 1, j.max_gpu)});
+	in->push_back({ad, level(cur)});
 	return first;
 }
 
