@@ -1,6 +1,7 @@
 /*
  * elasticflow.cc - ElasticFlow's planner: minimum satisfactory share,
- * admission, marginal-return leftover allocation (see the header).
+ * admission (see the header; the leftover allocation is in
+ * elasticflow_leftover.cc).
  *
  * The planner works on a copy of the free timeline ("nf") while reading the
  * timeline it was given ("f"), exactly as the artifact does: several of its
@@ -420,17 +421,17 @@ bool ef_plan(const EfJobView &job, const EfEnv &env, EfTimeline &timeline,
 	return plan->meets;
 }
 
-void ef_plan_assigned(const EfJobView &job, const EfEnv &env, int gpus,
+bool ef_plan_assigned(const EfJobView &job, const EfEnv &env, int gpus,
 		      const EfTimeline &timeline, EfPlan *plan,
 		      EfTimeline *out)
 {
 	Planner p(job, env, timeline);
 	p.assigned = gpus;
-	if (!p.assigned_first(gpus))
-		p.minimum_share();
+	bool bounded = p.assigned_first(gpus) || p.minimum_share();
 	if (out)
 		*out = merged(p.nf);
 	*plan = std::move(p.plan);
+	return bounded;
 }
 
 double ef_gpu_time(const EfAllocs &alloc, SlotTime end)
@@ -517,170 +518,6 @@ EfAdmission ef_admit(std::vector<EfEntry> &entries,
 	r.reason = ef_rejection_reason(entries[order[r.failed]].view, env,
 				       before);
 	return r;
-}
-
-/* The timeline without E's own plan (get_marginal's tmp), merged. */
-static EfTimeline without_own(const EfEntry &e, const EfEnv &env,
-			      const EfTimeline &timeline)
-{
-	Map tmp = timeline;
-	SlotTime end = e.plan.end;
-	if (!tmp.count(end)) {
-		int leg = env.cluster;
-		for (const auto &[k, v] : tmp) {
-			if (k >= end)
-				break;
-			leg = v;
-		}
-		tmp[end] = leg;
-	}
-	int last = 0;
-	for (const auto &[a, g] : e.plan.alloc) {
-		if (!tmp.count(a)) {
-			auto it = tmp.upper_bound(a);
-			int v = it == tmp.begin() ? env.cluster
-						  : std::prev(it)->second;
-			tmp[a] = v;
-		}
-		for (auto it = tmp.lower_bound(a);
-		     it != tmp.end() && it->first < end; ++it)
-			it->second += g - last;
-		last = g;
-	}
-	tmp.merge();
-	return tmp;
-}
-
-/* The first time after now at which the free GPUs without E's own plan
- * change (the first key of without_own() after now), or -1.  Walks only
- * up to that point. */
-static SlotTime first_change(const EfEntry &e, const EfEnv &env,
-			     const EfTimeline &f)
-{
-	const EfAllocs &p = e.plan.alloc;
-	SlotTime end = e.plan.end;
-	auto fi = f.upper_bound(env.now), pi = p.upper_bound(env.now);
-	int fv = std::prev(fi)->second;
-	int pv = pi == p.begin() ? 0 : std::prev(pi)->second;
-	int v0 = fv + (env.now < end ? pv : 0);
-	bool end_seen = end <= env.now;
-	for (;;) {
-		SlotTime t = std::numeric_limits<SlotTime>::max();
-		if (fi != f.end())
-			t = fi->first;
-		if (pi != p.end())
-			t = std::min(t, pi->first);
-		if (!end_seen)
-			t = std::min(t, end);
-		if (t == std::numeric_limits<SlotTime>::max())
-			return -1;
-		if (fi != f.end() && fi->first == t)
-			fv = (fi++)->second;
-		if (pi != p.end() && pi->first == t)
-			pv = (pi++)->second;
-		if (t == end)
-			end_seen = true;
-		if (fv + (t < end ? pv : 0) != v0)
-			return t;
-	}
-}
-
-/* Build E's next-level plan and timeline for real. */
-static void build_next(EfEntry &e, const EfEnv &env, const EfTimeline &f)
-{
-	ef_plan_assigned(e.view, env, e.next, without_own(e, env, f),
-			 &e.next_plan, &e.next_timeline);
-	e.lazy = false;
-}
-
-void ef_marginal(EfEntry &e, const EfEnv &env, int allocatable,
-		 const EfTimeline &timeline)
-{
-	if (e.next - e.gpus > allocatable || e.next == e.gpus) {
-		e.marginal = -std::numeric_limits<double>::infinity();
-		return;
-	}
-	/* Jobs holding no GPUs come first whatever their plan: build it
-	 * only if it is adopted (the timeline is the same then). */
-	if (e.gpus == 0) {
-		e.marginal = std::numeric_limits<double>::infinity();
-		e.lazy = true;
-		return;
-	}
-	/* The common case: the next level finishes the job before the free
-	 * GPUs change.  Same numbers as the full plan, without building it. */
-	const EfJobView &j = e.view;
-	double tput = j.row->at(e.next);
-	SlotTime real = (SlotTime)std::ceil((double)env.now + j.iter_left / tput);
-	SlotTime end = align_to_slot(env.now, real, env.slot);
-	SlotTime fet = first_change(e, env, timeline);
-	if (fet < 0)
-		fet = align_to_slot(env.now, j.deadline, env.slot);
-	double old = ef_gpu_time(e.plan.alloc, e.plan.end);
-	if (fet >= end && j.deadline >= real) {
-		e.marginal = ((double)e.next * (double)(end - env.now) - old) /
-			     (double)(e.next - e.gpus);
-		e.lazy = true;
-		return;
-	}
-	/* The plan only: the timeline is built if the job is picked. */
-	ef_plan_assigned(e.view, env, e.next, without_own(e, env, timeline),
-			 &e.next_plan, nullptr);
-	e.lazy = true;
-	e.marginal = (ef_gpu_time(e.next_plan.alloc, e.next_plan.end) - old) /
-		     (double)(e.next - e.gpus);
-}
-
-static void sort_by_marginal(std::vector<EfEntry> &entries,
-			     std::vector<int> &order)
-{
-	std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-		return entries[a].marginal > entries[b].marginal;
-	});
-}
-
-void ef_allocate_leftover(std::vector<EfEntry> &entries,
-			  std::vector<int> &order, const EfEnv &env,
-			  EfTimeline &timeline,
-			  const std::function<void(int, int)> &adopt)
-{
-	int used = 0;
-	for (int j : order) {
-		EfEntry &e = entries[j];
-		e.next = e.view.row->next_level(e.gpus, e.view.max_gpu);
-		used += e.gpus;
-	}
-	int allocatable = env.cluster - used;
-	if (allocatable <= 0)
-		return;
-	for (int j : order)
-		ef_marginal(entries[j], env, allocatable, timeline);
-	sort_by_marginal(entries, order);
-	bool granted = true;
-	while (allocatable > 0 && granted) {
-		granted = false;
-		for (int j : order) {
-			EfEntry &e = entries[j];
-			if (e.next - e.gpus > allocatable || e.next == e.gpus)
-				continue;
-			int old = e.gpus;
-			if (e.lazy)
-				build_next(e, env, timeline);
-			timeline = e.next_timeline;
-			e.plan = e.next_plan;
-			e.gpus = e.next;
-			allocatable -= e.gpus - old;
-			granted = true;
-			e.next = e.view.row->next_level(e.gpus, e.view.max_gpu);
-			adopt(j, old);
-			break;
-		}
-		for (int j : order)
-			if (entries[j].next - entries[j].gpus > 0)
-				ef_marginal(entries[j], env, allocatable,
-					    timeline);
-		sort_by_marginal(entries, order);
-	}
 }
 
 } /* namespace tidal */

@@ -162,8 +162,10 @@ bool ef_plan(const EfJobView &job, const EfEnv &env, EfTimeline &timeline,
 
 /* The artifact's assign_gpu variant: exactly GPUS from now to the next key
  * of TIMELINE, then the minimum share.  *OUT (if not null) gets the new
- * timeline. */
-void ef_plan_assigned(const EfJobView &job, const EfEnv &env, int gpus,
+ * timeline.  RET: true when the plan read TIMELINE only up to the job's
+ * slot-aligned deadline (false: no level met it, and the plan went on
+ * past it). */
+bool ef_plan_assigned(const EfJobView &job, const EfEnv &env, int gpus,
 		      const EfTimeline &timeline, EfPlan *plan,
 		      EfTimeline *out);
 
@@ -188,6 +190,12 @@ struct EfEntry {
 	bool lazy = false; /* next_plan/next_timeline not built yet */
 	EfPlan next_plan;
 	EfTimeline next_timeline;
+	/* ef_allocate_leftover's memo of the last full marginal: what it
+	 * read of the free timeline (see ef_marginal_inputs) and its value;
+	 * valid while the entry's plan and level are unchanged. */
+	bool memo_ok = false;
+	double memo_marginal = 0;
+	std::vector<std::pair<SlotTime, int>> memo_inputs;
 };
 
 struct EfAdmission {
