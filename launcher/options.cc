@@ -42,6 +42,10 @@ const char kUsage[] =
 	"                          comes within S seconds (default 300)\n"
 	"      --rdzv-timeout S    wait for the other nodes (default 300)\n"
 	"      --no-bind           do not bind ranks to their GPU's CPUs\n"
+	"\n"
+	"  tidal-launch --ctl OP [-J ID] [-N NAME] [--run-dir D]\n"
+	"      send OP (status, checkpoint, checkpoint_stop) to the running\n"
+	"      launcher's control socket and print its JSON reply\n"
 	"      --help, --version\n";
 
 [[noreturn]] void usage_error(const std::string &msg)
@@ -160,7 +164,7 @@ Options parse_options(int argc, char **argv)
 {
 	enum {
 		O_INDEX = 256, O_NODES, O_RANKS, O_STORE, O_PORT, O_CKPT,
-		O_RUN, O_BUDGET, O_GRACE, O_RDZV, O_NOBIND, O_HELP, O_VERSION,
+		O_RUN, O_BUDGET, O_GRACE, O_RDZV, O_NOBIND, O_CTL, O_HELP, O_VERSION,
 	};
 	static const struct option longopts[] = {
 		{"job", required_argument, nullptr, 'J'},
@@ -176,6 +180,7 @@ Options parse_options(int argc, char **argv)
 		{"stop-grace", required_argument, nullptr, O_GRACE},
 		{"rdzv-timeout", required_argument, nullptr, O_RDZV},
 		{"no-bind", no_argument, nullptr, O_NOBIND},
+		{"ctl", required_argument, nullptr, O_CTL},
 		{"help", no_argument, nullptr, O_HELP},
 		{"version", no_argument, nullptr, O_VERSION},
 		{nullptr, 0, nullptr, 0},
@@ -221,6 +226,7 @@ Options parse_options(int argc, char **argv)
 			o.rdzv_timeout_s = parse_seconds("--rdzv-timeout", optarg);
 			break;
 		case O_NOBIND: o.bind_cpus = false; break;
+		case O_CTL: o.ctl_op = optarg; break;
 		case O_HELP: std::fputs(kUsage, stdout); std::exit(0);
 		case O_VERSION: std::puts("tidal-launch 0.1"); std::exit(0);
 		default: usage_error("bad option");
@@ -228,7 +234,7 @@ Options parse_options(int argc, char **argv)
 	}
 	for (int i = optind; i < argc; i++)
 		o.trainer.push_back(argv[i]);
-	if (o.trainer.empty())
+	if (o.trainer.empty() && o.ctl_op.empty())
 		usage_error("no trainer: give it after '--', e.g. "
 			    "'tidal-launch -- tidal-train --iters 100'");
 	from_environment(o, have_ranks, have_index, have_nodes, have_port);

@@ -38,6 +38,7 @@ struct Options {
 	double rdzv_timeout_s = 300;
 	bool bind_cpus = true;      /* hwloc binding, where built */
 	std::vector<std::string> trainer; /* TRAINER [ARGS...] */
+	std::string ctl_op;         /* --ctl OP: be a control client */
 };
 
 /* Parse ARGV and the environment.  Exits 0 for --help/--version and 2

@@ -422,6 +422,15 @@ std::string Launcher::status_json() const
 	}
 	add("last_ckpt", lc);
 	add("state", json_object_new_string(state));
+	/* Beyond NODE.md: this node's trainer processes. */
+	json_object *rs = json_object_new_array();
+	for (const Rank &r : ranks_) {
+		json_object *x = json_object_new_object();
+		json_object_object_add(x, "rank", json_object_new_int(r.global));
+		json_object_object_add(x, "pid", json_object_new_int(r.pid));
+		json_object_array_add(rs, x);
+	}
+	add("ranks", rs);
 	std::string s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 	json_object_put(o);
 	return s;
