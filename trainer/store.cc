@@ -403,6 +403,16 @@ bool Client::check(const std::vector<std::string> &keys)
 	return out.size() == 1 && out[0] == "1";
 }
 
+std::string Client::local_ip() const
+{
+	struct sockaddr_in sin = {};
+	socklen_t len = sizeof sin;
+	char buf[INET_ADDRSTRLEN] = "127.0.0.1";
+	if (fd_ >= 0 && getsockname(fd_, (struct sockaddr *)&sin, &len) == 0)
+		inet_ntop(AF_INET, &sin.sin_addr, buf, sizeof buf);
+	return buf;
+}
+
 bool Client::remove(const std::string &key)
 {
 	auto out = call('D', {key}, "delete '" + key + "'");

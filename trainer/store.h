@@ -97,6 +97,9 @@ public:
 	int64_t add(const std::string &key, int64_t delta);
 	bool check(const std::vector<std::string> &keys);
 	bool remove(const std::string &key);
+	/* This end's IPv4 address of the connection: an address the store's
+	 * host (and, in practice, the peers) can reach us at. */
+	std::string local_ip() const;
 
 private:
 	std::vector<std::string> call(char op,
