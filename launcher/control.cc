@@ -225,27 +225,30 @@ bool unix_request(const std::string &path, const std::string &line,
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 	std::string m = line + "\n";
-	if (connect(fd, (sockaddr *)&a, sizeof a) < 0 ||
-	    send(fd, m.data(), m.size(), MSG_NOSIGNAL) != (ssize_t)m.size()) {
+	if (connect(fd, (sockaddr *)&a, sizeof a) < 0) {
 		err = path + ": " + std::strerror(errno);
 		::close(fd);
 		return false;
 	}
+	/* A refusal may already be waiting: read it even if the send
+	 * fails. */
+	int send_errno = send(fd, m.data(), m.size(), MSG_NOSIGNAL) ==
+					 (ssize_t)m.size() ? 0 : errno;
 	reply.clear();
 	char c;
 	ssize_t n;
 	while ((n = recv(fd, &c, 1, 0)) == 1 && c != '\n')
 		reply += c;
-	if (n < 0) {
-		err = path + ": " + (errno == EAGAIN ? "no reply within " +
-			std::to_string((int)timeout_s) + " s" :
-			std::string(std::strerror(errno)));
-		::close(fd);
-		return false;
-	}
+	int recv_errno = errno;
 	close(fd);
-	if (n == 0 && reply.empty()) {
-		err = path + ": closed without a reply";
+	if (n < 0 || (n == 0 && reply.empty())) {
+		if (n < 0 && recv_errno == EAGAIN)
+			err = path + ": no reply within " +
+			      std::to_string((int)timeout_s) + " s";
+		else
+			err = path + ": " +
+			      std::strerror(send_errno ? send_errno :
+					    n < 0 ? recv_errno : ECONNRESET);
 		return false;
 	}
 	return true;

@@ -19,9 +19,6 @@ namespace tidal::launch {
 
 namespace {
 
-/* How long node 0 keeps the store up for the others after the end. */
-constexpr double kFinishWaitS = 30;
-
 std::string join(const std::vector<std::string> &v)
 {
 	std::string s;
@@ -297,19 +294,13 @@ bool Launcher::end_generation(const std::string &reason)
 	return true;
 }
 
-/* Every node reports; node 0 holds the store until all have (or for
- * kFinishWaitS), so that nobody loses it while finishing. */
-void Launcher::finish_done()
+/* Has every node's launcher seen its ranks finish? */
+bool Launcher::all_finished()
 {
-	store_.set(key("finished/" + std::to_string(o_.node_index)), "1");
-	if (o_.node_index != 0)
-		return;
 	std::vector<std::string> keys;
 	for (int i = 0; i < o_.nodes; i++)
 		keys.push_back(key("finished/" + std::to_string(i)));
-	std::string err;
-	if (!wait_keys(keys, kFinishWaitS, err))
-		note("warning: %s", err.c_str());
+	return store_.check(keys);
 }
 
 } /* namespace tidal::launch */

@@ -19,7 +19,10 @@
  *       |                         "resume" -> next generation, no restart
  *       |                         spent
  *       +- SIGTERM             -> forward, wait for the trainers, exit
- *       +- all ranks done      -> exit 0 (node 0 last: it holds the store)
+ *       +- all ranks done      -> say so in the store, wait for every
+ *                                 node to say so (exit 0), or for a
+ *                                 "fail" that a late rank on another node
+ *                                 reports (then restart with the others)
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -51,6 +54,7 @@ private:
 		Stopping,    /* SIGUSR2 sent for checkpoint_stop */
 		Stopped,     /* trainers exited "stopped"; waiting */
 		Terminating, /* SIGTERM forwarded; exit when they have */
+		Finished,    /* ours done; waiting for the other nodes' */
 	};
 	struct Ckpt {
 		uint64_t step = 0;
@@ -72,7 +76,7 @@ private:
 	std::string cpus_for(int local_rank);
 	bool claim_end(const std::string &reason);
 	bool end_generation(const std::string &reason);
-	void finish_done();
+	bool all_finished();
 
 	/* supervise.cc: the event loop */
 	int supervise();
@@ -104,7 +108,6 @@ private:
 	int world_ = 0;
 	State state_ = State::Starting;
 	std::vector<Rank> ranks_;
-	bool done_ = false;         /* trainers finished the run */
 	int exit_code_ = -1;        /* >= 0: leave the loop with it */
 
 	/* What status reports, from the rank 0 events. */
@@ -121,6 +124,7 @@ private:
 	int owed_signal_ = 0;          /* SIGUSR1/2 once all have started */
 	std::optional<Ckpt> stop_ckpt_; /* the checkpoint of the stop */
 	double stopped_at_ = 0;
+	double finished_at_ = 0;
 	double failed_at_ = 0;         /* for the restart latency line */
 	bool first_step_seen_ = false;
 };

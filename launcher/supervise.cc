@@ -25,6 +25,8 @@ namespace {
 
 /* How often the other nodes' verdict is read from the store. */
 constexpr double kRemotePollS = 0.2;
+/* How long node 0 waits for the others to leave before it does. */
+constexpr double kByeWaitS = 5;
 
 bool clean_exit(int status)
 {
@@ -63,13 +65,16 @@ int Launcher::supervise()
 				poll_remote_end();
 			}
 		} catch (const std::exception &e) {
-			/* Only the store throws: node 0's launcher is gone. */
-			note("error: lost the rendezvous store %s: %s",
-			     store_addr_.c_str(), e.what());
-			if (state_ == State::Stopped) {
+			/* Only the store throws: node 0's launcher is gone.
+			 * With nothing of ours running, that is the end. */
+			if (state_ == State::Stopped ||
+			    state_ == State::Finished) {
+				note("node 0's launcher has left: exiting");
 				exit_code_ = 0;
 				break;
 			}
+			note("error: lost the rendezvous store %s: %s",
+			     store_addr_.c_str(), e.what());
 			kill_and_reap();
 			exit_code_ = 1;
 		}
@@ -87,8 +92,9 @@ void Launcher::on_signals()
 			continue;
 		}
 		const char *name = sigabbrev_np(si.ssi_signo);
-		if (state_ == State::Stopped) {
-			note("SIG%s while stopped: exiting", name);
+		if (state_ == State::Stopped || state_ == State::Finished) {
+			note("SIG%s while %s: exiting", name,
+			     state_ == State::Stopped ? "stopped" : "finished");
 			answer_pending("the launcher is exiting");
 			exit_code_ = 0;
 			return;
@@ -193,6 +199,11 @@ void Launcher::on_request(const Request &q)
 			std::to_string(o_.node_index) + ")"));
 		return;
 	}
+	if (state_ == State::Finished) {
+		ctl_.reply(q.client, ControlServer::error_reply(
+			"training finished at step " + std::to_string(step_)));
+		return;
+	}
 	if (state_ == State::Stopped) {
 		/* Already stopped: that checkpoint is the answer. */
 		ctl_.reply(q.client, last_ckpt_ ? ckpt_json(*last_ckpt_) :
@@ -280,7 +291,8 @@ void Launcher::drain_events()
 void Launcher::after_exits()
 {
 	drain_events();
-	if (state_ == State::Stopped || ranks_.empty())
+	if (state_ == State::Stopped || state_ == State::Finished ||
+	    ranks_.empty())
 		return;
 	if (state_ != State::Terminating) {
 		for (const Rank &r : ranks_) {
@@ -329,11 +341,13 @@ void Launcher::after_exits()
 		     "(resuming in %g s otherwise)", (unsigned long long)step_,
 		     o_.stop_grace_s);
 	} else {
-		done_ = true;
+		/* Not over yet: a rank elsewhere may still fail in the last
+		 * step (its peers gone), and then all restart together. */
 		answer_pending("training finished");
-		finish_done();
-		note("all ranks finished: exiting");
-		exit_code_ = 0;
+		state_ = State::Finished;
+		finished_at_ = now_s();
+		store_.set(key("finished/" + std::to_string(o_.node_index)),
+			   "1");
 	}
 }
 
@@ -348,6 +362,28 @@ void Launcher::poll_remote_end()
 		note("no SIGTERM within %g s of the stop: resuming",
 		     o_.stop_grace_s);
 		claim_end("resume");
+	}
+	if (state_ == State::Finished && all_finished()) {
+		note("all ranks of all nodes finished: exiting");
+		exit_code_ = 0;
+		/* Node 0 serves the store: it leaves last. */
+		std::vector<std::string> byes;
+		for (int i = 1; i < o_.nodes; i++)
+			byes.push_back(key("bye/" + std::to_string(i)));
+		std::string err;
+		if (o_.node_index)
+			store_.set(key("bye/" + std::to_string(o_.node_index)),
+				   "1");
+		else
+			wait_keys(byes, kByeWaitS, err);
+		return;
+	}
+	if (state_ == State::Finished &&
+	    now_s() - finished_at_ > o_.rdzv_timeout_s) {
+		note("warning: the other nodes did not finish within %g s; "
+		     "exiting", o_.rdzv_timeout_s);
+		exit_code_ = 0;
+		return;
 	}
 	if (!store_.check({ key("end") }))
 		return;
@@ -388,9 +424,11 @@ std::string Launcher::ckpt_json(const Ckpt &c) const
 std::string Launcher::status_json() const
 {
 	/* NODE.md's three states; a new generation that has not started
-	 * yet is "restarting", trainers winding down for SIGTERM "stopped". */
+	 * yet is "restarting"; trainers winding down for SIGTERM, or
+	 * finished, are "stopped". */
 	const char *state = state_ == State::Stopped ||
-					    state_ == State::Terminating ?
+					    state_ == State::Terminating ||
+					    state_ == State::Finished ?
 				    "stopped" :
 			    state_ == State::Starting && generation_ > 0 ?
 				    "restarting" :
