@@ -6,8 +6,10 @@ $(BUILD)/gen-trace: bench/gen_trace.cc
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++20 -O2 -o $@ $<
 
-bench: $(BUILD)/tidal-sim $(BUILD)/gen-trace
+bench: $(BUILD)/tidal-sim $(BUILD)/gen-trace \
+		$(filter $(BUILD)/tidal-train,$(NODE_TARGETS))
 	bench/run.sh $(BUILD)
+	bench/ckpt.sh $(BUILD)
 
 # Duration estimators compared by MAE (bench/estimator_mae.cc).
 $(BUILD)/estimator-mae: bench/estimator_mae.cc $(BUILD)/libtidal-sim.a \

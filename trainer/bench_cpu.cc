@@ -42,6 +42,12 @@ int bench_gemm_cpu(const Options &o)
 } /* namespace tidal::train */
 
 #ifndef TIDAL_HAVE_CUDA
+bool tidal::train::cuda_usable(int, std::string &why)
+{
+	why = "built without CUDA";
+	return false;
+}
+
 int bench_gemm(const tidal::train::Options &o)
 {
 	return tidal::train::bench_gemm_cpu(o);

@@ -51,6 +51,11 @@ bool read_env(Env &env, std::string &err);
 /* Train; RET the exit code (0 done or stopped, 1 error). */
 int run_training(const Options &opt, const Env &env);
 
+/* With CUDA built: can local rank LOCAL_RANK use a GPU?  OUT WHY: the
+ * device name, or the CUDA error that means "no GPU".  Without CUDA built:
+ * false, "built without CUDA". */
+bool cuda_usable(int local_rank, std::string &why);
+
 /* Set by the signal handlers (SIGUSR1: checkpoint; SIGUSR2/SIGTERM:
  * checkpoint and stop). */
 void install_signal_handlers();

@@ -80,6 +80,7 @@ public:
 
 private:
 	void emit(const std::string &json);
+	void pick_backend();
 	bool setup(std::string &err);
 	bool resume(std::string &err);
 	double step_once(bool &ckpt, bool &stop, double &gns);
@@ -341,9 +342,26 @@ void Loop::log_step(double loss, double gns)
 	st_[0] = st_[1] = st_[2] = 0;
 }
 
+/* The GPU path: a usable device is announced, but training stays on
+ * CPU + Gloo until the cuda-nccl loop lands; any CUDA error is "no GPU". */
+void Loop::pick_backend()
+{
+	if (o_.backend == "cpu")
+		return;
+	std::string why;
+	if (cuda_usable(e_.local_rank, why))
+		fprintf(stderr, "tidal-train: rank %d: GPU %d (%s) found; the "
+			"cuda-nccl training loop is not in this build: using "
+			"CPU + Gloo\n", e_.rank, e_.local_rank, why.c_str());
+	else if (o_.backend == "cuda" || why != "built without CUDA")
+		fprintf(stderr, "tidal-train: rank %d: no GPU (%s): using "
+			"CPU + Gloo\n", e_.rank, why.c_str());
+}
+
 int Loop::run()
 {
 	std::string err;
+	pick_backend();
 	if (!setup(err)) {
 		fprintf(stderr, "tidal-train: rank %d: %s\n", e_.rank, err.c_str());
 		return 1;

@@ -15,6 +15,7 @@
 #include <getopt.h>
 #include <unistd.h>
 
+#include "trainer/checkpoint.h"
 #include "trainer/store.h"
 #include "trainer/train.h"
 
@@ -49,6 +50,8 @@ const char kUsage[] =
 	"  --timeout S            rendezvous and collective timeout (120)\n"
 	"  --store-server ADDR:PORT  run a rendezvous store (tests; port 0 =\n"
 	"                         ephemeral; prints 'store: listening on ADDR:PORT')\n"
+	"  --find-checkpoint DIR  print the newest complete checkpoint in DIR that\n"
+	"                         verifies (what a launcher resumes from)\n"
 	"  --help, --version\n"
 	"\n"
 	"Signals: USR1 checkpoint at the next step; USR2/TERM checkpoint and stop.\n"
@@ -105,7 +108,7 @@ int store_server(const std::string &hostport)
 
 enum { O_IN = 256, O_OUT, O_HIDDEN, O_LAYERS, O_BATCH, O_ITERS, O_LR, O_SEED,
        O_CKE, O_CKS, O_LOG, O_PROF, O_PMODEL, O_BACKEND, O_TIMEOUT, O_STORE,
-       O_MODEL, O_HELP, O_VERSION, O_BENCH };
+       O_MODEL, O_HELP, O_VERSION, O_BENCH, O_FIND };
 
 const struct option kOpts[] = {
 	{"model", 1, 0, O_MODEL}, {"in", 1, 0, O_IN}, {"out", 1, 0, O_OUT},
@@ -117,10 +120,12 @@ const struct option kOpts[] = {
 	{"profile-model", 1, 0, O_PMODEL}, {"backend", 1, 0, O_BACKEND},
 	{"timeout", 1, 0, O_TIMEOUT}, {"store-server", 1, 0, O_STORE},
 	{"help", 0, 0, O_HELP}, {"version", 0, 0, O_VERSION},
-	{"bench-gemm", 0, 0, O_BENCH}, {0, 0, 0, 0}};
+	{"bench-gemm", 0, 0, O_BENCH}, {"find-checkpoint", 1, 0, O_FIND},
+	{0, 0, 0, 0}};
 
 /* RET -1 to go on, else the exit code. */
-int parse(int argc, char **argv, Options &o, std::string &store, bool &bench)
+int parse(int argc, char **argv, Options &o, std::string &store, bool &bench,
+	  std::string &find)
 {
 	int c;
 	uint64_t v;
@@ -160,6 +165,7 @@ int parse(int argc, char **argv, Options &o, std::string &store, bool &bench)
 			break;
 		case O_STORE: store = optarg; break;
 		case O_BENCH: bench = true; break;
+		case O_FIND: find = optarg; break;
 		case O_HELP: fputs(kUsage, stdout); return 0;
 		case O_VERSION: printf("tidal-train %s\n", TIDAL_VERSION); return 0;
 		default: ok = false;
@@ -181,6 +187,22 @@ int parse(int argc, char **argv, Options &o, std::string &store, bool &bench)
 	return -1;
 }
 
+/* Corrupt or incomplete newer checkpoints are reported on stderr. */
+int find_checkpoint(const std::string &dir)
+{
+	std::vector<std::string> warnings;
+	auto found = ckpt::newest(dir, warnings);
+	for (const std::string &w : warnings)
+		fprintf(stderr, "tidal-train: warning: %s\n", w.c_str());
+	if (!found) {
+		fprintf(stderr, "tidal-train: %s: no complete checkpoint\n",
+			dir.c_str());
+		return 1;
+	}
+	printf("%s\n", found->path.c_str());
+	return 0;
+}
+
 } /* namespace */
 
 int bench_gemm(const Options &o); /* train_cuda.cc or below */
@@ -188,11 +210,13 @@ int bench_gemm(const Options &o); /* train_cuda.cc or below */
 int main(int argc, char **argv)
 {
 	Options o;
-	std::string store, err;
+	std::string store, err, find;
 	bool bench = false;
-	int rc = parse(argc, argv, o, store, bench);
+	int rc = parse(argc, argv, o, store, bench, find);
 	if (rc >= 0)
 		return rc;
+	if (!find.empty())
+		return find_checkpoint(find);
 	if (!store.empty())
 		return store_server(store);
 	if (bench)

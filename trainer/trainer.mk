@@ -14,7 +14,20 @@ $(TRAIN_OBJ): TIDAL_CXXFLAGS += $(NODE_CFLAGS) $(GLOO_CFLAGS)
 $(BUILD)/tidal-train: $(TRAIN_OBJ) $(BUILD)/libtidal-node.a \
 		$(BUILD)/libtidal-core.a
 	$(CXX) $(TIDAL_LDFLAGS) -o $@ $(TRAIN_OBJ) $(BUILD)/libtidal-node.a \
-		$(BUILD)/libtidal-core.a $(CORE_LIBS) $(GLOO_LIBS) $(NODE_LIBS)
+		$(BUILD)/libtidal-core.a $(TRAIN_LINK_EXTRA) $(CORE_LIBS) \
+		$(GLOO_LIBS) $(NODE_LIBS)
 
 NODE_TARGETS += $(BUILD)/tidal-train
+endif
+
+# The GPU side (probe, --bench-gemm) when configure found CUDA and cuBLAS:
+# host code only, so the C++ compiler builds it against the CUDA headers.
+ifeq ($(HAVE_GLOO)$(HAVE_CUDA),11)
+TRAIN_CUDA_OBJ := $(BUILD)/obj/trainer/train_cuda.o
+-include $(TRAIN_CUDA_OBJ:.o=.d)
+$(TRAIN_CUDA_OBJ): TIDAL_CXXFLAGS += $(CUDA_CFLAGS)
+$(TRAIN_OBJ): TIDAL_CXXFLAGS += -DTIDAL_HAVE_CUDA
+$(BUILD)/tidal-train: $(TRAIN_CUDA_OBJ)
+$(BUILD)/tidal-train: TRAIN_LINK_EXTRA := $(TRAIN_CUDA_OBJ) $(CUBLAS_LIBS) \
+	$(CUDA_LIBS)
 endif

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# tests/node/test_train.sh - tidal-train as real processes on loopback:
+# loss goes down; a run interrupted by a checkpoint and resumed at the same
+# world size reproduces the uninterrupted one bit for bit (per-step losses
+# and the final parameter checksum), at another world size within fp
+# tolerance; SIGUSR2 on one rank stops all ranks at the same step after a
+# checkpoint; a corrupt newest checkpoint falls back to the previous one
+# with a warning; profile mode paces steps by the throughput table.
+set -uo pipefail
+BUILD=${BUILD:-build}
+T=$BUILD/tidal-train
+NAME=test_train
+PASSED=0 FAILED=0
+ok() { PASSED=$((PASSED + 1)); echo "ok   - $*"; }
+bad() { FAILED=$((FAILED + 1)); echo "FAIL - $*"; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+finish() { echo "$NAME: $PASSED passed, $FAILED failed"; [ "$FAILED" -eq 0 ]; exit $?; }
+
+if [ ! -x "$T" ]; then
+	echo "skip - $T is not built (needs libgloo-dev)"
+	finish
+fi
+command -v jq >/dev/null || { echo "skip - jq is not installed"; finish; }
+
+W=$(mktemp -d /tmp/tidal-train-test.XXXXXX)
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$W"; }
+trap cleanup EXIT
+
+"$T" --store-server 127.0.0.1:0 >"$W/store.out" &
+PIDS+=($!)
+for _ in $(seq 50); do grep -q listening "$W/store.out" && break; sleep 0.1; done
+STORE=$(sed -n 's/^store: listening on //p' "$W/store.out")
+GEN=0
+MODEL=(--hidden 48 --layers 2 --global-batch 30 --lr 0.003 --seed 7 --log-every 1)
+
+# run WORLD OUTPREFIX CKPTDIR RESUME ARGS... : one rank per process, waits.
+run() {
+	local world=$1 out=$2 dir=$3 resume=$4 r rc=0 pids=()
+	shift 4
+	GEN=$((GEN + 1))
+	for ((r = 0; r < world; r++)); do
+		TIDAL_RANK=$r TIDAL_WORLD=$world TIDAL_STORE=$STORE \
+		TIDAL_STORE_PREFIX=test/$GEN TIDAL_CKPT_DIR=$dir \
+		TIDAL_RESUME=$resume timeout 60 "$T" "${MODEL[@]}" "$@" \
+			>"$out.$r" 2>"$out.$r.err" &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p" || rc=$?; done
+	return $rc
+}
+# losses FILE FROM: "step loss" lines of step events after step FROM
+losses() { jq -r "select(.ev==\"step\" and .step>$2) | \"\(.step) \(.loss)\"" "$1"; }
+crc() { jq -r 'select(.ev=="done") | .params_crc32c' "$1"; }
+
+# --- world 1 and world 2, uninterrupted
+check "world 1: 60 steps finish" run 1 "$W/a1" "$W/none" "" --iters 60
+check "world 2: 60 steps finish" run 2 "$W/a2" "$W/none" "" --iters 60
+first=$(losses "$W/a1.0" 0 | head -1 | cut -d' ' -f2)
+last=$(losses "$W/a1.0" 0 | tail -1 | cut -d' ' -f2)
+check "loss decreases ($first -> $last)" \
+	awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a / 2) }'
+check "world 2 ranks agree on the parameters' step" \
+	test "$(jq -r 'select(.ev=="start") | .world' "$W/a2.1")" = 2
+
+# --- interrupted (checkpoint at 25) and resumed at the same world size
+for w in 1 2; do
+	run $w "$W/b$w" "$W/ck$w" "" --iters 25 --ckpt-every 25
+	ck=$W/ck$w/ckpt-000000000025.tck
+	check "world $w: checkpoint at step 25 is complete" test -f "${ck%.tck}.done"
+	check "world $w: resumed run finishes" run $w "$W/c$w" "$W/ck$w" "$ck" --iters 60
+	check "world $w: resumed losses 26..60 equal the uninterrupted ones bit for bit" \
+		cmp -s <(losses "$W/c$w.0" 25) <(losses "$W/a$w.0" 25)
+	check "world $w: final parameter checksum equal ($(crc "$W/a$w.0"))" \
+		test "$(crc "$W/c$w.0")" = "$(crc "$W/a$w.0")" -a -n "$(crc "$W/a$w.0")"
+	check "world $w: start event names the resume file" \
+		test "$(jq -r 'select(.ev=="start") | .resumed' "$W/c$w.0")" = "$ck"
+done
+
+# --- world 2 checkpoint resumed at world 1: fp tolerance, not bits
+run 1 "$W/d" "$W/ck2x" "$W/ck2/ckpt-000000000025.tck" --iters 60
+check "world 2 -> 1: losses 26..60 within 1e-3 relative of world 2's" \
+	awk 'NR == FNR { w[$1] = $2; next }
+		{ n++; d = $2 - w[$1]; if (d < 0) d = -d; if (d > 1e-3 * w[$1]) bad++ }
+		END { exit !(n == 35 && !bad) }' <(losses "$W/a2.0" 25) <(losses "$W/d.0" 25)
+check "world 2 -> 1 is not bit-identical (the sum order changed)" \
+	test "$(crc "$W/d.0")" != "$(crc "$W/a2.0")"
+
+# --- SIGUSR2 on rank 1 of 2: both stop at the same step after rank 0's checkpoint
+printf 'global_batch_size,1,2,4\n30,25,20,15\n' >"$W/tput.csv"
+(run 2 "$W/s" "$W/cks" "" --iters 100000 --profile "$W/tput.csv" --profile-model m) &
+RUNP=$!
+for _ in $(seq 100); do [ -s "$W/s.1" ] && break; sleep 0.1; done
+sleep 1
+R1=$(for p in $(pgrep -x tidal-train); do
+	grep -qxz "TIDAL_RANK=1" /proc/$p/environ 2>/dev/null &&
+	grep -qxz "TIDAL_CKPT_DIR=$W/cks" /proc/$p/environ && echo $p; done)
+check "SIGUSR2: found rank 1's process" test -n "$R1"
+kill -USR2 $R1 2>/dev/null
+wait $RUNP
+check "SIGUSR2: both ranks exit 0" test $? -eq 0
+s0=$(jq -r 'select(.ev=="stopped") | .step' "$W/s.0")
+s1=$(jq -r 'select(.ev=="stopped") | .step' "$W/s.1")
+check "SIGUSR2: both ranks stopped at the same step ($s0, $s1)" test -n "$s0" -a "$s0" = "$s1"
+check "SIGUSR2: a checkpoint of that step is complete" \
+	test -f "$(printf '%s/cks/ckpt-%012d.done' "$W" "${s0:-0}")"
+check "SIGUSR2: the ckpt event precedes stopped" \
+	test "$(jq -r .ev "$W/s.0" | grep -E 'ckpt|stopped' | tr '\n' ' ')" = "ckpt stopped "
+it=$(jq -r 'select(.ev=="step") | .it_s' "$W/s.0" | tail -3 | head -1)
+# Never faster than the table; slower only by scheduling delays (2 busy cores).
+check "profile mode: 2 ranks run at the table's 20 it/s (got $it)" \
+	awk -v x="$it" 'BEGIN { exit !(x > 12 && x <= 20.6) }'
+
+# --- corrupt newest -> previous one, with a warning
+run 1 "$W/e" "$W/cke" "" --iters 40 --ckpt-every 10
+newest=$W/cke/ckpt-000000000040.tck
+printf '\xff' | dd of="$newest" bs=1 seek=5000 conv=notrunc status=none
+found=$("$T" --find-checkpoint "$W/cke" 2>"$W/find.err")
+check "corrupt newest: the previous checkpoint is chosen" \
+	test "$found" = "$W/cke/ckpt-000000000030.tck"
+check "corrupt newest: warning names the file and the fallback" \
+	grep -q "warning: $newest: checksum mismatch.*; using the previous one" "$W/find.err"
+run 1 "$W/f" "$W/cke" "$newest" --iters 40
+check "resuming from the corrupt file fails naming it" \
+	grep -q "TIDAL_RESUME: $newest: checksum mismatch" "$W/f.0.err"
+check "only 3 complete checkpoints are kept" \
+	test "$(ls "$W/cke" | grep -c 'done$')" = 3
+
+# --- usage errors
+"$T" --hidden x >/dev/null 2>"$W/u.err"
+check "bad option value: exit 2 naming it" \
+	test $? -eq 2 -a -n "$(grep -- '--hidden x: expected an integer' "$W/u.err")"
+TIDAL_RANK=3 TIDAL_WORLD=2 "$T" >/dev/null 2>"$W/u.err"
+check "TIDAL_RANK >= TIDAL_WORLD: exit 2" test $? -eq 2
+finish
