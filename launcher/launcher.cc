@@ -12,6 +12,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -88,6 +89,12 @@ bool Launcher::setup(std::string &err)
 			    err)) {
 		err = "rendezvous store " + store_addr_ + ": " + err;
 		return false;
+	}
+	if (o_.bind_cpus) {
+		std::string berr;
+		binding_ = binder_.load(o_.topology_xml, berr);
+		if (!binding_)
+			note("no CPU binding: %s", berr.c_str());
 	}
 	std::string sock = o_.run_dir + "/" + o_.node + "/launch-" + o_.job +
 			   ".sock";
@@ -188,11 +195,28 @@ bool Launcher::agree_resume(std::optional<Resume> &r, std::string &err)
 	return true;
 }
 
-/* GPU LOCAL_RANK's CPU set from hwloc; "" = no binding.
- * TODO(topo): nodeagent/topo.h is not merged yet. */
-std::string Launcher::cpus_for(int local_rank)
+/* CPU and NIC binding of rank R (binding.h); told once, in generation 0.
+ * A user's own NCCL_IB_HCA wins. */
+void Launcher::bind(SpawnSpec &spec, const Rank &r)
 {
-	return "";
+	if (!binding_)
+		return;
+	std::string why;
+	std::optional<Binding> b =
+		binder_.for_rank(r.local, std::getenv("CUDA_VISIBLE_DEVICES"),
+				 why);
+	if (b && !b->hca.empty() && !std::getenv("NCCL_IB_HCA"))
+		spec.env.push_back("NCCL_IB_HCA=" + b->hca);
+	if (b)
+		spec.cpus = b->cpus;
+	if (generation_ != 0)
+		return;
+	if (b && !b->cpus.empty())
+		note("rank %d: GPU %d (NUMA %d): bound to CPUs %s, HCA %s",
+		     r.global, b->gpu, b->numa, b->cpus.c_str(),
+		     b->hca.empty() ? "none" : b->hca.c_str());
+	else
+		note("rank %d: not bound to CPUs: %s", r.global, why.c_str());
 }
 
 bool Launcher::spawn_all(int base, const std::optional<Resume> &r,
@@ -220,8 +244,7 @@ bool Launcher::spawn_all(int base, const std::optional<Resume> &r,
 			spec.env.push_back("TIDAL_RESUME=" + r->path);
 		else
 			spec.unset.push_back("TIDAL_RESUME");
-		if (o_.bind_cpus)
-			spec.cpus = cpus_for(l);
+		bind(spec, k);
 		if (!spawn_rank(k, spec, err))
 			return false;
 	}

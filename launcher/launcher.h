@@ -28,6 +28,7 @@
  */
 #pragma once
 
+#include "launcher/binding.h"
 #include "launcher/control.h"
 #include "launcher/options.h"
 #include "launcher/ranks.h"
@@ -73,7 +74,7 @@ private:
 	bool wait_keys(const std::vector<std::string> &keys, double timeout_s,
 		       std::string &err);
 	std::string key(const std::string &name) const;
-	std::string cpus_for(int local_rank);
+	void bind(SpawnSpec &spec, const Rank &r);
 	bool claim_end(const std::string &reason);
 	bool end_generation(const std::string &reason);
 	bool all_finished();
@@ -101,6 +102,8 @@ private:
 	std::unique_ptr<store::Server> server_;
 	store::Client store_;
 	ControlServer ctl_;
+	Binder binder_;
+	bool binding_ = false;      /* topology loaded */
 	int sig_fd_ = -1;
 
 	int generation_ = 0;

@@ -42,6 +42,7 @@ const char kUsage[] =
 	"                          comes within S seconds (default 300)\n"
 	"      --rdzv-timeout S    wait for the other nodes (default 300)\n"
 	"      --no-bind           do not bind ranks to their GPU's CPUs\n"
+	"      --topology-xml F    bind from this hwloc XML, not the machine\n"
 	"\n"
 	"  tidal-launch --ctl OP [-J ID] [-N NAME] [--run-dir D]\n"
 	"      send OP (status, checkpoint, checkpoint_stop) to the running\n"
@@ -164,7 +165,7 @@ Options parse_options(int argc, char **argv)
 {
 	enum {
 		O_INDEX = 256, O_NODES, O_RANKS, O_STORE, O_PORT, O_CKPT,
-		O_RUN, O_BUDGET, O_GRACE, O_RDZV, O_NOBIND, O_CTL, O_HELP, O_VERSION,
+		O_RUN, O_BUDGET, O_GRACE, O_RDZV, O_NOBIND, O_TOPO, O_CTL, O_HELP, O_VERSION,
 	};
 	static const struct option longopts[] = {
 		{"job", required_argument, nullptr, 'J'},
@@ -181,6 +182,7 @@ Options parse_options(int argc, char **argv)
 		{"rdzv-timeout", required_argument, nullptr, O_RDZV},
 		{"no-bind", no_argument, nullptr, O_NOBIND},
 		{"ctl", required_argument, nullptr, O_CTL},
+		{"topology-xml", required_argument, nullptr, O_TOPO},
 		{"help", no_argument, nullptr, O_HELP},
 		{"version", no_argument, nullptr, O_VERSION},
 		{nullptr, 0, nullptr, 0},
@@ -227,6 +229,7 @@ Options parse_options(int argc, char **argv)
 			break;
 		case O_NOBIND: o.bind_cpus = false; break;
 		case O_CTL: o.ctl_op = optarg; break;
+		case O_TOPO: o.topology_xml = optarg; break;
 		case O_HELP: std::fputs(kUsage, stdout); std::exit(0);
 		case O_VERSION: std::puts("tidal-launch 0.1"); std::exit(0);
 		default: usage_error("bad option");

@@ -37,6 +37,7 @@ struct Options {
 	double stop_grace_s = 300;
 	double rdzv_timeout_s = 300;
 	bool bind_cpus = true;      /* hwloc binding, where built */
+	std::string topology_xml;   /* bind from this hwloc XML (tests) */
 	std::vector<std::string> trainer; /* TRAINER [ARGS...] */
 	std::string ctl_op;         /* --ctl OP: be a control client */
 };

@@ -11,7 +11,8 @@
 #      warning printed
 #   4. control socket: checkpoint answers a durable step whose .done exists;
 #      checkpoint_stop leaves the launchers alive and the trainers gone,
-#      SIGTERM then ends them with status 0; a stranger uid is refused
+#      SIGTERM then ends them with status 0; a stranger uid is refused;
+#      ranks are bound to their GPU's CPUs and HCA (a DGX hwloc XML)
 #   5. checkpoint_stop without SIGTERM: training resumes after --stop-grace
 #      without spending the budget
 #   6. the restart budget exhausted: exit 1 with a clear message
@@ -188,9 +189,21 @@ check "corrupt newest: resumed from the previous one (step $pstep)" \
 	grep -q "resuming from step $pstep ($prev)" "$T/1-a.log"
 check "corrupt newest: completes (exits $ra, $rb)" test "$ra$rb" = 00
 
-# ---- 4. control socket: checkpoint, checkpoint_stop, SIGTERM
-start_job 4 100000
+# ---- 4. control socket: checkpoint, checkpoint_stop, SIGTERM; binding
+XML=$(cd "$(dirname "$0")" && pwd)/data/dgx-8gpu.xml
+unset CUDA_VISIBLE_DEVICES NCCL_IB_HCA
+start_job 4 100000 --topology-xml "$XML"
 wait_for 30 eval "ctl 4 a status | grep -q '\"state\":\"running\"'"
+p0=$(rank_pid 4 a 0)
+cpus=$(awk '/^Cpus_allowed_list/ {print $2}' "/proc/$p0/status")
+check "binding: rank 0 bound to GPU 0's CPUs (0-15,32-47) here: $cpus, HCA mlx5_1" eval \
+	'grep -q "rank 0: GPU 0 (NUMA 0): bound to CPUs $cpus, HCA mlx5_1" "$T/4-a.log" &&
+	 tr "\0" "\n" <"/proc/$p0/environ" | grep -qx NCCL_IB_HCA=mlx5_1'
+for c in $(echo "$cpus" | tr ',' ' '); do
+	lo=${c%-*}; hi=${c#*-}
+	[ "$lo" -ge 0 ] && [ "$hi" -le 15 ] || [ "$lo" -ge 32 ] && [ "$hi" -le 47 ] ||
+		fail "binding: CPUs $c outside GPU 0's 0-15,32-47"
+done
 reply=$(ctl 4 a checkpoint)
 step=$(echo "$reply" | grep -o '"step":[0-9]*' | sed 's/.*://')
 path=$(echo "$reply" | grep -o '"path":"[^"]*"' | sed 's/.*:"//; s/"$//; s,\\/,/,g')
