@@ -24,7 +24,7 @@ namespace tidal::launch {
 namespace {
 
 /* How often the other nodes' verdict is read from the store. */
-constexpr double kRemotePollS = 0.2;
+constexpr double kRemotePollS = 0.1;
 /* How long node 0 waits for the others to leave before it does. */
 constexpr double kByeWaitS = 5;
 
