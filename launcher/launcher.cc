@@ -12,8 +12,11 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
 namespace tidal::launch {
@@ -70,6 +73,8 @@ bool Launcher::setup(std::string &err)
 	ckpt_root_ = resolve_ckpt_root(o_.ckpt_root, tidald_sock_);
 	job_dir_ = ckpt_root_ + "/" + o_.job;
 	store_addr_ = o_.store_host + ":" + std::to_string(o_.store_port);
+	if (o_.node_index == 0)
+		load_restarts();
 	note("start: job %s, node %s (%d of %d), %d local rank%s, trainer "
 	     "'%s', checkpoints in %s, restart budget %d",
 	     o_.job.c_str(), o_.node.c_str(), o_.node_index, o_.nodes,
@@ -112,8 +117,10 @@ std::string Launcher::key(const std::string &name) const
 	return o_.job + "/" + std::to_string(generation_) + "/launch/" + name;
 }
 
-/* Wait until KEYS are all in the store, watching for SIGTERM meanwhile.
- * RET false with ERR on timeout or termination (then exit_code_ = 0). */
+/* Wait until KEYS are all in the store, watching for SIGTERM and serving
+ * the control socket meanwhile (status answers; checkpoint requests wait
+ * for the ranks).  RET false with ERR on timeout or termination (then
+ * exit_code_ = 0). */
 bool Launcher::wait_keys(const std::vector<std::string> &keys,
 			 double timeout_s, std::string &err)
 {
@@ -130,9 +137,14 @@ bool Launcher::wait_keys(const std::vector<std::string> &keys,
 			      "(srun --ntasks-per-node=1)?";
 			return false;
 		}
-		pollfd p = { sig_fd_, POLLIN, 0 };
-		if (poll(&p, 1, 50) <= 0)
+		std::vector<pollfd> fds = { { sig_fd_, POLLIN, 0 } };
+		ctl_.poll_fds(fds);
+		if (poll(fds.data(), fds.size(), 20) <= 0)
 			continue;
+		std::vector<Request> reqs;
+		ctl_.service(fds, reqs);
+		for (const Request &q : reqs)
+			on_request(q);
 		signalfd_siginfo si;
 		while (read(sig_fd_, &si, sizeof si) == sizeof si) {
 			if (si.ssi_signo == SIGCHLD)
@@ -175,12 +187,15 @@ bool Launcher::agree_resume(std::optional<Resume> &r, std::string &err)
 {
 	if (o_.node_index == 0) {
 		r = find_newest(job_dir_, o_.job, tidald_sock_);
+		store_.set(key("restarts"), std::to_string(restarts_used_));
 		store_.set(key("resume"), r ? std::to_string(r->step) + " " +
 						      r->path : "none");
 		return true;
 	}
 	if (!wait_keys({ key("resume") }, o_.rdzv_timeout_s, err))
 		return false;
+	store::Bytes n = store_.get(key("restarts"));
+	restarts_used_ = std::stoi(std::string(n.begin(), n.end()));
 	store::Bytes b = store_.get(key("resume"));
 	std::string v(b.begin(), b.end());
 	if (v == "none") {
@@ -254,6 +269,7 @@ bool Launcher::spawn_all(int base, const std::optional<Resume> &r,
 bool Launcher::start_generation(std::string &err)
 {
 	state_ = State::Starting;
+	ranks_.clear();
 	first_step_seen_ = false;
 	stop_ckpt_.reset();
 	int base;
@@ -289,6 +305,8 @@ bool Launcher::end_generation(const std::string &reason)
 {
 	kill_and_reap();
 	bool failure = reason.compare(0, 5, "fail ") == 0;
+	if (failure && o_.node_index == 0)
+		save_restarts(restarts_used_ + 1);
 	if (failure && ++restarts_used_ > o_.restart_budget) {
 		note("error: %s; restart budget exhausted (%d restart%s used "
 		     "of %d): giving up", reason.c_str() + 5,
@@ -315,6 +333,35 @@ bool Launcher::end_generation(const std::string &reason)
 		return false;
 	}
 	return true;
+}
+
+/* The restarts spent by earlier runs of this job (a requeued job keeps
+ * its budget): node 0 keeps the count beside the checkpoints. */
+void Launcher::load_restarts()
+{
+	std::ifstream in(job_dir_ + "/launch-restarts");
+	int n;
+	if (!(in >> n) || n < 0)
+		return;
+	restarts_used_ = n;
+	note("restart budget: %d of %d spent by earlier runs of this job", n,
+	     o_.restart_budget);
+}
+
+void Launcher::save_restarts(int n)
+{
+	std::string path = job_dir_ + "/launch-restarts";
+	std::error_code ec;
+	std::filesystem::create_directories(job_dir_, ec);
+	{
+		std::ofstream out(path + ".tmp");
+		out << n << "\n";
+		if (!out.flush())
+			ec = std::make_error_code(std::errc::io_error);
+	}
+	if (ec || std::rename((path + ".tmp").c_str(), path.c_str()) < 0)
+		note("warning: cannot record the restart count in %s; a "
+		     "requeued run starts with the full budget", path.c_str());
 }
 
 /* Has every node's launcher seen its ranks finish? */

@@ -78,6 +78,8 @@ private:
 	bool claim_end(const std::string &reason);
 	bool end_generation(const std::string &reason);
 	bool all_finished();
+	void load_restarts();
+	void save_restarts(int n);
 
 	/* supervise.cc: the event loop */
 	int supervise();

@@ -6,7 +6,8 @@
 #
 #   1. a 2-node run trains to completion, the loss goes down
 #   2. kill -9 of one rank: every rank restarts from the last checkpoint as
-#      generation 1, one restart spent, and the run completes
+#      generation 1, one restart spent, and the run completes; run again
+#      (a requeue), the job keeps its spent restart
 #   3. the newest checkpoint corrupted: the previous one is used, with the
 #      warning printed
 #   4. control socket: checkpoint answers a durable step whose .done exists;
@@ -176,6 +177,16 @@ if [ -n "$run_line" ] && [ -n "$step_line" ]; then
 	echo "# restart latency: kill -9 -> generation 1 started $(echo "$(line_time "$run_line") - $t_kill" | bc) s," \
 		"-> its first step line $(echo "$(line_time "$step_line") - $t_kill" | bc) s"
 fi
+
+# A requeued job keeps its budget: node 0 records restarts beside the
+# checkpoints.
+check "kill -9: the restart count is kept beside the checkpoints" \
+	test "$(cat "$T/ckpt/2/launch-restarts" 2>/dev/null)" = 1
+start_job 2 4050
+both_exit 30; ra=$RA; rb=$RB
+check "job 2 run again: resumes from step 4000 with 1 of 3 restarts spent (exits $ra, $rb)" eval \
+	'[ "$ra$rb" = 00 ] && grep -q "restart budget: 1 of 3 spent by earlier runs" "$T/2-a.log" &&
+	 grep -q "resuming from step 4000" "$T/2-a.log"'
 
 # ---- 3. the newest checkpoint corrupted
 newest=$(ls "$T"/ckpt/1/ckpt-*.tck | sort | tail -1)
