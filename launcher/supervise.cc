@@ -171,8 +171,12 @@ void Launcher::on_event(Rank &r, const Event &e)
 	} else if (e.ev == "done") {
 		r.done = true;
 		step_ = e.step;
-		note("training done at step %llu, loss %.4f",
-		     (unsigned long long)e.step, e.loss);
+		if (e.has_loss)
+			note("training done at step %llu, loss %.4f",
+			     (unsigned long long)e.step, e.loss);
+		else
+			note("training done at step %llu",
+			     (unsigned long long)e.step);
 	}
 }
 
