@@ -154,6 +154,7 @@ void Launcher::on_event(Rank &r, const Event &e)
 			note("first step of generation %d: %.2f s after the "
 			     "failure", generation_, now_s() - failed_at_);
 		first_step_seen_ = true;
+		failed_at_ = 0;
 	} else if (e.ev == "ckpt") {
 		Ckpt c{ e.step, e.path, e.bytes, e.ms };
 		last_ckpt_ = c;
