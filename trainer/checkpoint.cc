@@ -336,7 +336,8 @@ public:
 		left_ -= n;
 		char *d = (char *)dst;
 		size_t from_buf = std::min(n, buf_.size() - pos_);
-		memcpy(d, buf_.data() + pos_, from_buf);
+		if (from_buf) /* an empty buffer's data() may be null */
+			memcpy(d, buf_.data() + pos_, from_buf);
 		pos_ += from_buf;
 		d += from_buf;
 		n -= from_buf;
@@ -385,7 +386,8 @@ public:
 	void tail(void *dst, size_t n)
 	{
 		size_t from_buf = std::min(n, buf_.size() - pos_);
-		memcpy(dst, buf_.data() + pos_, from_buf);
+		if (from_buf)
+			memcpy(dst, buf_.data() + pos_, from_buf);
 		pos_ += from_buf;
 		get((char *)dst + from_buf, n - from_buf);
 	}

@@ -20,6 +20,11 @@ public:
 	 * bits, and a fixed world size always sums in the same order.
 	 * Throws std::runtime_error on a lost peer. */
 	virtual void allreduce(float *buf, size_t n) = 0;
+	/* Wait until every rank is here, before the connections close: a
+	 * rank that exits right after the last all-reduce can otherwise cut
+	 * off a peer still finishing it ("Connection closed by peer").
+	 * Throws std::runtime_error on a lost peer. */
+	virtual void finish() {}
 };
 
 /* Rendezvous through the store at STORE ("host:port") under PREFIX and

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include <gloo/allreduce_ring.h>
+#include <gloo/barrier_all_to_all.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/rendezvous/store.h>
@@ -61,6 +62,11 @@ public:
 				ctx, std::vector<float *>{buf}, (int)n);
 		algo->run();
 	}
+
+	/* All-to-all: once a rank has every peer's message, no peer will
+	 * send to it again, so it may close; its own messages are already
+	 * in the peers' socket buffers. */
+	void finish() override { gloo::BarrierAllToAll(ctx).run(); }
 
 private:
 	std::map<std::pair<float *, size_t>,

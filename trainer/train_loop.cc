@@ -441,11 +441,15 @@ int Loop::run()
 			if (ckpt || stop)
 				checkpoint();
 			if (stop) {
+				if (comm_)
+					comm_->finish();
 				emit("{\"ev\":\"stopped\",\"step\":" +
 				     std::to_string(step_) + "}");
 				return 0;
 			}
 		}
+		if (comm_)
+			comm_->finish();
 	} catch (const std::exception &ex) {
 		fprintf(stderr, "tidal-train: rank %d: step %" PRIu64 ": %s\n",
 			e_.rank, step_ + 1, ex.what());
