@@ -56,8 +56,15 @@ static json_object *topology(const Options &opt)
 		auto s = opt.topology_xml.empty()
 				 ? topo::summarize_live()
 				 : topo::summarize_xml(opt.topology_xml);
-		if (json_object *t = parse_object(s.to_json()))
+		if (json_object *t = parse_object(topo::to_json(s))) {
+			/* Ports and link states as the verbs see them (none
+			 * without InfiniBand: an empty list). */
+			json_object *v = json_tokener_parse(
+				topo::verbs_to_json(topo::hcas_from_verbs()).c_str());
+			if (v)
+				json_object_object_add(t, "verbs_hcas", v);
 			return t;
+		}
 	} catch (const std::exception &e) {
 		logf("topology: %s; registering without it", e.what());
 	}
