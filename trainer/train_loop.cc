@@ -1,0 +1,449 @@
+/*
+ * train_loop.cc - tidal-train's loop: data-parallel steps, the control flags
+ * reduced with the gradients, checkpoints, resume and events (see train.h).
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include "trainer/train.h"
+
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <csignal>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/throughput_table.h"
+#include "trainer/checkpoint.h"
+#include "trainer/comm.h"
+
+namespace tidal::train {
+
+namespace {
+
+volatile sig_atomic_t g_ckpt = 0, g_stop = 0;
+
+void on_signal(int sig)
+{
+	if (sig == SIGUSR1)
+		g_ckpt = 1;
+	else
+		g_stop = 1;
+}
+
+/* Control slots after the gradients in the all-reduced buffer. */
+enum Slot { kLoss, kCkpt, kStop, kLocalNorm2, kSlots };
+
+double now_s()
+{
+	using namespace std::chrono;
+	return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+std::string jstr(const std::string &s)
+{
+	std::string o = "\"";
+	for (char c : s) {
+		if (c == '"' || c == '\\')
+			o += '\\';
+		if ((unsigned char)c < 0x20) {
+			char b[8];
+			snprintf(b, sizeof b, "\\u%04x", c);
+			o += b;
+			continue;
+		}
+		o += c;
+	}
+	return o + "\"";
+}
+
+std::string num(double x)
+{
+	if (!std::isfinite(x))
+		return "null";
+	char b[32];
+	snprintf(b, sizeof b, "%.9g", x);
+	return b;
+}
+
+class Loop {
+public:
+	Loop(const Options &o, const Env &e) : o_(o), e_(e), mlp_(o.shape, o.seed) {}
+	int run();
+
+private:
+	void emit(const std::string &json);
+	bool setup(std::string &err);
+	bool resume(std::string &err);
+	double step_once(bool &ckpt, bool &stop, double &gns);
+	void checkpoint();
+	void log_step(double loss, double gns);
+	size_t share(int rank) const;
+	uint64_t share_start(int rank) const;
+
+	const Options &o_;
+	const Env &e_;
+	Mlp mlp_;
+	std::unique_ptr<Comm> comm_;
+	std::vector<float> params_, m_, v_, buf_, x_, y_;
+	uint64_t step_ = 0, samples_ = 0;
+	double iter_s_ = 0; /* profile mode: seconds per iteration */
+	double last_ckpt_t_ = 0;
+	double st_[3] = {0, 0, 0}, win_t0_ = 0; /* data/compute/comm s */
+	uint64_t win_steps_ = 0;
+	std::deque<double> loss_tail_;
+};
+
+void Loop::emit(const std::string &json)
+{
+	std::string line = json + "\n";
+	const char *p = line.data();
+	size_t n = line.size();
+	while (n > 0) {
+		ssize_t w = ::write(e_.event_fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return; /* the launcher went away: keep training */
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/* Global batch B over W ranks: B/W each, the first B%W ranks one more. */
+size_t Loop::share(int r) const
+{
+	uint64_t b = o_.global_batch, w = (uint64_t)e_.world;
+	return (size_t)(b / w + ((uint64_t)r < b % w ? 1 : 0));
+}
+
+uint64_t Loop::share_start(int r) const
+{
+	uint64_t s = 0;
+	for (int i = 0; i < r; i++)
+		s += share(i);
+	return s;
+}
+
+bool Loop::setup(std::string &err)
+{
+	if (!o_.profile.empty()) {
+		std::ifstream f(o_.profile);
+		std::stringstream text;
+		text << f.rdbuf();
+		ThroughputTable t;
+		if (!f)
+			err = o_.profile + ": cannot read";
+		else if (t.parse_csv(o_.profile_model, o_.profile, text.str(), &err)) {
+			double tput = t.lookup(o_.profile_model,
+					       (int)o_.global_batch, e_.world);
+			if (std::isfinite(tput) && tput > 0)
+				iter_s_ = 1.0 / tput;
+			else
+				err = o_.profile + ": model '" + o_.profile_model +
+				      "' has no throughput for global batch " +
+				      std::to_string(o_.global_batch) + " at " +
+				      std::to_string(e_.world) +
+				      " GPUs (need a row with that batch and a column with that count)";
+		}
+		if (!err.empty())
+			return false;
+	}
+	params_.resize(mlp_.size());
+	m_.assign(mlp_.size(), 0);
+	v_.assign(mlp_.size(), 0);
+	buf_.assign(mlp_.size() + kSlots, 0);
+	mlp_.init(params_.data());
+	if (!e_.resume.empty() && !resume(err))
+		return false;
+	if (e_.world == 1) {
+		comm_ = make_local_comm();
+		return true;
+	}
+	if (e_.store.empty()) {
+		err = "TIDAL_STORE is unset: a world of " +
+		      std::to_string(e_.world) + " ranks needs the store";
+		return false;
+	}
+	comm_ = make_gloo_comm(e_.rank, e_.world, e_.store, e_.prefix,
+			       o_.timeout_s, err);
+	return comm_ != nullptr;
+}
+
+bool Loop::resume(std::string &err)
+{
+	ckpt::State s;
+	if (!ckpt::read(e_.resume, s, err)) {
+		err = "TIDAL_RESUME: " + err;
+		return false;
+	}
+	auto fail = [&](const std::string &what) {
+		err = "TIDAL_RESUME=" + e_.resume + ": " + what;
+		return false;
+	};
+	if (s.model != o_.shape.name())
+		return fail("holds model '" + s.model + "', this run trains '" +
+			    o_.shape.name() + "' (same --hidden/--layers needed)");
+	if (s.rng.empty() || s.rng[0] != o_.seed)
+		return fail("was written with another --seed (data and model "
+			    "depend on it)");
+	if (s.tensors.size() != 3 || s.tensors[0].second.size() != mlp_.size() ||
+	    s.tensors[1].second.size() != mlp_.size() ||
+	    s.tensors[2].second.size() != mlp_.size())
+		return fail("tensors do not match the model's parameter count " +
+			    std::to_string(mlp_.size()));
+	params_ = std::move(s.tensors[0].second);
+	m_ = std::move(s.tensors[1].second);
+	v_ = std::move(s.tensors[2].second);
+	step_ = s.step;
+	samples_ = s.samples;
+	if (s.global_batch != o_.global_batch)
+		fprintf(stderr, "tidal-train: rank %d: checkpoint used global "
+			"batch %" PRIu64 ", continuing with %" PRIu64 "\n",
+			e_.rank, s.global_batch, o_.global_batch);
+	return true;
+}
+
+/* One step; RET the global mean loss.  OUT the agreed flags. */
+double Loop::step_once(bool &ckpt, bool &stop, double &gns)
+{
+	double t0 = now_s();
+	size_t b = share(e_.rank), n = mlp_.size();
+	x_.resize(b * o_.shape.in);
+	y_.resize(b * o_.shape.out);
+	mlp_.make_batch(samples_ + share_start(e_.rank), b, x_.data(), y_.data());
+	double t1 = now_s();
+	std::fill(buf_.begin(), buf_.end(), 0.0f);
+	double loss = b ? mlp_.train_batch(params_.data(), x_.data(), y_.data(),
+					   b, buf_.data()) : 0;
+	double norm2 = 0;
+	if (e_.world > 1 && b > 0)
+		for (size_t i = 0; i < n; i++)
+			norm2 += (double)buf_[i] * buf_[i];
+	buf_[n + kLoss] = (float)loss;
+	buf_[n + kCkpt] = g_ckpt ? 1.0f : 0.0f;
+	buf_[n + kStop] = g_stop ? 1.0f : 0.0f;
+	buf_[n + kLocalNorm2] = b ? (float)(norm2 / ((double)b * b)) : 0.0f;
+	g_ckpt = 0;
+	if (e_.rank == 0 && o_.ckpt_every_s > 0 &&
+	    t1 - last_ckpt_t_ >= o_.ckpt_every_s)
+		buf_[n + kCkpt] = 1.0f; /* rank 0's clock decides for all */
+	double t2 = now_s();
+	comm_->allreduce(buf_.data(), buf_.size());
+	double t3 = now_s();
+	float inv = 1.0f / (float)o_.global_batch;
+	adam_step(params_.data(), buf_.data(), m_.data(), v_.data(), n,
+		  (float)o_.lr, inv, step_ + 1);
+	step_++;
+	samples_ += o_.global_batch;
+	ckpt = buf_[n + kCkpt] > 0 ||
+	       (o_.ckpt_every && step_ % o_.ckpt_every == 0);
+	stop = buf_[n + kStop] > 0;
+	gns = NAN;
+	if (e_.world > 1) {
+		/* McCandlish et al.: |G|^2 and tr(Sigma) from the small
+		 * (per-rank) and big (global) batch gradient norms. */
+		double big = 0, bs = (double)o_.global_batch / e_.world;
+		double bb = (double)o_.global_batch;
+		for (size_t i = 0; i < n; i++)
+			big += (double)buf_[i] * buf_[i];
+		big *= inv * inv;
+		double small = buf_[n + kLocalNorm2] / e_.world;
+		double g2 = (bb * big - bs * small) / (bb - bs);
+		double tr = (small - big) / (1 / bs - 1 / bb);
+		if (g2 > 0)
+			gns = tr / g2;
+	}
+	double t4 = now_s();
+	if (iter_s_ > 0 && t4 - t0 < iter_s_) {
+		std::this_thread::sleep_for(std::chrono::duration<double>(
+			iter_s_ - (t4 - t0)));
+		t4 = now_s();
+	}
+	st_[0] += t1 - t0;
+	st_[1] += (t2 - t1) + (t4 - t3);
+	st_[2] += t3 - t2;
+	return buf_[n + kLoss] * inv;
+}
+
+/* Rank 0 writes; the tensors are moved into the state and back, so a
+ * checkpoint needs no second copy of the model. */
+void Loop::checkpoint()
+{
+	last_ckpt_t_ = now_s();
+	if (e_.rank != 0)
+		return;
+	if (e_.ckpt_dir.empty()) {
+		fprintf(stderr, "tidal-train: TIDAL_CKPT_DIR is unset: no "
+			"checkpoint at step %" PRIu64 "\n", step_);
+		return;
+	}
+	ckpt::State s;
+	s.step = step_;
+	s.samples = samples_;
+	s.global_batch = o_.global_batch;
+	s.world = (uint32_t)e_.world;
+	s.model = o_.shape.name();
+	s.rng = {o_.seed};
+	s.lr = o_.lr;
+	std::string tail;
+	for (double l : loss_tail_)
+		tail += (tail.empty() ? "" : ",") + num(l);
+	s.meta_json = "{\"loss_tail\":[" + tail + "]}";
+	s.tensors.emplace_back("params", std::move(params_));
+	s.tensors.emplace_back("adam.m", std::move(m_));
+	s.tensors.emplace_back("adam.v", std::move(v_));
+	double t0 = now_s();
+	std::string path, err;
+	try {
+		path = ckpt::write(e_.ckpt_dir, s);
+	} catch (const std::exception &ex) {
+		err = ex.what();
+	}
+	double ms = (now_s() - t0) * 1000;
+	params_ = std::move(s.tensors[0].second);
+	m_ = std::move(s.tensors[1].second);
+	v_ = std::move(s.tensors[2].second);
+	if (!err.empty())
+		throw std::runtime_error("checkpoint at step " +
+					 std::to_string(step_) + ": " + err);
+	struct stat st;
+	double bytes = ::stat(path.c_str(), &st) == 0 ? (double)st.st_size : 0;
+	emit("{\"ev\":\"ckpt\",\"step\":" + std::to_string(step_) +
+	     ",\"path\":" + jstr(path) + ",\"bytes\":" + num(bytes) +
+	     ",\"ms\":" + num(ms) + ",\"mb_s\":" + num(bytes / 1e6 / (ms / 1000)) +
+	     "}");
+}
+
+void Loop::log_step(double loss, double gns)
+{
+	win_steps_++;
+	if (e_.rank != 0 || !o_.log_every ||
+	    (step_ % o_.log_every != 0 && step_ != o_.iters))
+		return;
+	double t = now_s(), it_s = win_steps_ / (t - win_t0_);
+	double k = 1000.0 / win_steps_;
+	emit("{\"ev\":\"step\",\"step\":" + std::to_string(step_) +
+	     ",\"loss\":" + num(loss) + ",\"it_s\":" + num(it_s) +
+	     ",\"samples_s\":" + num(it_s * o_.global_batch) +
+	     ",\"stages\":{\"data\":" + num(st_[0] * k) + ",\"compute\":" +
+	     num(st_[1] * k) + ",\"comm\":" + num(st_[2] * k) +
+	     "},\"gns\":" + num(gns) + "}");
+	win_t0_ = t;
+	win_steps_ = 0;
+	st_[0] = st_[1] = st_[2] = 0;
+}
+
+int Loop::run()
+{
+	std::string err;
+	if (!setup(err)) {
+		fprintf(stderr, "tidal-train: rank %d: %s\n", e_.rank, err.c_str());
+		return 1;
+	}
+	emit("{\"ev\":\"start\",\"rank\":" + std::to_string(e_.rank) +
+	     ",\"world\":" + std::to_string(e_.world) + ",\"step\":" +
+	     std::to_string(step_) + ",\"backend\":\"cpu-gloo\",\"resumed\":" +
+	     (e_.resume.empty() ? "null" : jstr(e_.resume)) + ",\"model\":" +
+	     jstr(o_.shape.name()) + ",\"params\":" +
+	     std::to_string(mlp_.size()) + "}");
+	last_ckpt_t_ = win_t0_ = now_s();
+	double loss = NAN;
+	try {
+		while (step_ < o_.iters) {
+			bool ckpt = false, stop = false;
+			double gns;
+			loss = step_once(ckpt, stop, gns);
+			loss_tail_.push_back(loss);
+			if (loss_tail_.size() > 16)
+				loss_tail_.pop_front();
+			log_step(loss, gns);
+			if (ckpt || stop)
+				checkpoint();
+			if (stop) {
+				emit("{\"ev\":\"stopped\",\"step\":" +
+				     std::to_string(step_) + "}");
+				return 0;
+			}
+		}
+	} catch (const std::exception &ex) {
+		fprintf(stderr, "tidal-train: rank %d: step %" PRIu64 ": %s\n",
+			e_.rank, step_ + 1, ex.what());
+		return 1;
+	}
+	if (e_.rank == 0) {
+		char crc[16];
+		snprintf(crc, sizeof crc, "%08x",
+			 ckpt::crc32c(0, params_.data(), params_.size() * 4));
+		emit("{\"ev\":\"done\",\"step\":" + std::to_string(step_) +
+		     ",\"loss\":" + num(loss) + ",\"params_crc32c\":\"" + crc +
+		     "\"}");
+	}
+	return 0;
+}
+
+bool env_int(const char *name, int &v, int lo, std::string &err)
+{
+	const char *s = getenv(name);
+	if (!s || !*s)
+		return true;
+	char *end;
+	long x = strtol(s, &end, 10);
+	if (*end || x < lo || x > 1 << 20) {
+		err = std::string(name) + "=" + s + ": expected an integer >= " +
+		      std::to_string(lo);
+		return false;
+	}
+	v = (int)x;
+	return true;
+}
+
+} /* namespace */
+
+bool read_env(Env &env, std::string &err)
+{
+	auto str = [](const char *n, std::string &v) {
+		if (const char *s = getenv(n); s && *s)
+			v = s;
+	};
+	if (!env_int("TIDAL_RANK", env.rank, 0, err) ||
+	    !env_int("TIDAL_WORLD", env.world, 1, err) ||
+	    !env_int("TIDAL_LOCAL_RANK", env.local_rank, 0, err) ||
+	    !env_int("TIDAL_EVENT_FD", env.event_fd, 0, err))
+		return false;
+	if (env.rank >= env.world) {
+		err = "TIDAL_RANK=" + std::to_string(env.rank) +
+		      ": must be below TIDAL_WORLD=" + std::to_string(env.world);
+		return false;
+	}
+	str("TIDAL_STORE", env.store);
+	str("TIDAL_STORE_PREFIX", env.prefix);
+	str("TIDAL_CKPT_DIR", env.ckpt_dir);
+	str("TIDAL_RESUME", env.resume);
+	return true;
+}
+
+void install_signal_handlers()
+{
+	struct sigaction sa = {};
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (int s : {SIGUSR1, SIGUSR2, SIGTERM})
+		sigaction(s, &sa, nullptr);
+}
+
+int run_training(const Options &opt, const Env &env)
+{
+	Loop loop(opt, env);
+	return loop.run();
+}
+
+} /* namespace tidal::train */
