@@ -1,15 +1,13 @@
 /*
  * ckpt_local.cc - checkpoint files on this node (see ckpt_local.h).
  *
- * The format and its checks belong to trainer/checkpoint.{h,cc}; until
- * that is in the tree this file falls back to the naming rules alone
- * (a .tck with its .done marker counts as complete, nothing is verified).
+ * The format and its checks belong to trainer/checkpoint.{h,cc}: this file
+ * only adds what the agent does on top (free space, receiving).
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #include "nodeagent/ckpt_local.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -20,10 +18,7 @@
 #include <cstdio>
 #include <cstring>
 
-#if __has_include("trainer/checkpoint.h")
 #include "trainer/checkpoint.h"
-#define TIDAL_HAVE_CKPT 1
-#endif
 
 namespace tidal::agent {
 
@@ -41,51 +36,17 @@ std::string ckpt_file(const std::string &root, uint64_t job, uint64_t step,
 	return job_dir(root, job) + name;
 }
 
-static bool exists(const std::string &p)
-{
-	struct stat st;
-	return stat(p.c_str(), &st) == 0;
-}
-
 bool verify_ckpt(const std::string &path, uint64_t *step, std::string *err)
 {
-#ifdef TIDAL_HAVE_CKPT
 	return ckpt::verify(path, step, *err);
-#else
-	if (!exists(path)) {
-		*err = path + ": " + std::strerror(errno);
-		return false;
-	}
-	return true; /* no format checks without trainer/checkpoint.h */
-#endif
 }
 
 std::optional<LocalCkpt> newest_local(const std::string &root, uint64_t job,
 				      std::vector<std::string> &warnings)
 {
-#ifdef TIDAL_HAVE_CKPT
 	if (auto f = ckpt::newest(job_dir(root, job), warnings))
 		return LocalCkpt{f->path, f->step};
 	return std::nullopt;
-#else
-	std::vector<uint64_t> steps;
-	DIR *d = opendir(job_dir(root, job).c_str());
-	if (!d)
-		return std::nullopt;
-	while (struct dirent *e = readdir(d)) {
-		unsigned long long s;
-		char tail[8] = "";
-		if (std::sscanf(e->d_name, "ckpt-%12llu%7s", &s, tail) == 2 &&
-		    !std::strcmp(tail, ".tck"))
-			steps.push_back(s);
-	}
-	closedir(d);
-	std::sort(steps.rbegin(), steps.rend());
-	for (uint64_t s : steps)
-		if (exists(ckpt_file(root, job, s, ".done")))
-			return LocalCkpt{ckpt_file(root, job, s, ".tck"), s};
-	return std::nullopt;
-#endif
 }
 
 uint64_t free_bytes(const std::string &root)
