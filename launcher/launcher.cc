@@ -1,0 +1,315 @@
+/*
+ * launcher.cc - set-up and generations of tidal-launch (see launcher.h).
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include "launcher/launcher.h"
+
+#include "launcher/log.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <stdexcept>
+
+namespace tidal::launch {
+
+namespace {
+
+/* How long node 0 keeps the store up for the others after the end. */
+constexpr double kFinishWaitS = 30;
+
+std::string join(const std::vector<std::string> &v)
+{
+	std::string s;
+	for (const std::string &a : v)
+		s += (s.empty() ? "" : " ") + a;
+	return s;
+}
+
+} /* namespace */
+
+int Launcher::run()
+{
+	log_set_node(o_.node.c_str());
+	std::string err;
+	if (!setup(err)) {
+		note("error: %s", err.c_str());
+		return 1;
+	}
+	try {
+		if (!start_generation(err)) {
+			note("%s%s", exit_code_ == 0 ? "" : "error: ",
+			     err.c_str());
+			return exit_code_ >= 0 ? exit_code_ : 1;
+		}
+	} catch (const std::exception &e) {
+		note("error: rendezvous store: %s", e.what());
+		return 1;
+	}
+	return supervise();
+}
+
+bool Launcher::setup(std::string &err)
+{
+	/* Signals arrive through a signalfd; block them before the store's
+	 * threads exist so that no thread takes them. */
+	sigset_t set;
+	sigemptyset(&set);
+	for (int s : { SIGCHLD, SIGTERM, SIGINT, SIGHUP })
+		sigaddset(&set, s);
+	sigprocmask(SIG_BLOCK, &set, nullptr);
+	signal(SIGPIPE, SIG_IGN);
+	sig_fd_ = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sig_fd_ < 0) {
+		err = std::string("signalfd: ") + std::strerror(errno);
+		return false;
+	}
+	tidald_sock_ = tidald_socket(o_.run_dir, o_.node);
+	ckpt_root_ = resolve_ckpt_root(o_.ckpt_root, tidald_sock_);
+	job_dir_ = ckpt_root_ + "/" + o_.job;
+	store_addr_ = o_.store_host + ":" + std::to_string(o_.store_port);
+	note("start: job %s, node %s (%d of %d), %d local rank%s, trainer "
+	     "'%s', checkpoints in %s, restart budget %d",
+	     o_.job.c_str(), o_.node.c_str(), o_.node_index, o_.nodes,
+	     o_.ranks, o_.ranks == 1 ? "" : "s", join(o_.trainer).c_str(),
+	     job_dir_.c_str(), o_.restart_budget);
+	if (o_.node_index == 0) {
+		server_ = std::make_unique<store::Server>();
+		if (!server_->start(o_.store_host, o_.store_port, err)) {
+			err = "rendezvous store: " + err +
+			      "; HINT: pick a free port with --store HOST:PORT";
+			return false;
+		}
+		note("store: serving on %s", store_addr_.c_str());
+	}
+	if (!store_.connect(store_addr_,
+			    store::Millis((long)(o_.rdzv_timeout_s * 1000)),
+			    err)) {
+		err = "rendezvous store " + store_addr_ + ": " + err;
+		return false;
+	}
+	std::string sock = o_.run_dir + "/" + o_.node + "/launch-" + o_.job +
+			   ".sock";
+	std::string cerr;
+	if (ctl_.open(sock, cerr))
+		note("control socket %s", sock.c_str());
+	else
+		note("warning: no control socket (%s): the scheduler cannot "
+		     "ask this job for checkpoints", cerr.c_str());
+	return true;
+}
+
+std::string Launcher::key(const std::string &name) const
+{
+	return o_.job + "/" + std::to_string(generation_) + "/launch/" + name;
+}
+
+/* Wait until KEYS are all in the store, watching for SIGTERM meanwhile.
+ * RET false with ERR on timeout or termination (then exit_code_ = 0). */
+bool Launcher::wait_keys(const std::vector<std::string> &keys,
+			 double timeout_s, std::string &err)
+{
+	double end = now_s() + timeout_s;
+	while (!store_.check(keys)) {
+		if (now_s() > end) {
+			std::string missing;
+			for (const std::string &k : keys)
+				if (!store_.check({ k }))
+					missing += " " + k;
+			err = "rendezvous: still missing after " +
+			      std::to_string((int)timeout_s) + " s:" + missing +
+			      "; HINT: did every node start tidal-launch "
+			      "(srun --ntasks-per-node=1)?";
+			return false;
+		}
+		pollfd p = { sig_fd_, POLLIN, 0 };
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		signalfd_siginfo si;
+		while (read(sig_fd_, &si, sizeof si) == sizeof si) {
+			if (si.ssi_signo == SIGCHLD)
+				continue;
+			err = std::string("terminated by ") +
+			      sigabbrev_np(si.ssi_signo) +
+			      " while waiting for the other nodes";
+			exit_code_ = 0;
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Publish our rank count, wait for every node's; OUT BASE = our first
+ * global rank (ranks are numbered in node order). */
+bool Launcher::rendezvous(int &base, std::string &err)
+{
+	store_.set(key("ranks/" + std::to_string(o_.node_index)),
+		   std::to_string(o_.ranks));
+	std::vector<std::string> keys;
+	for (int i = 0; i < o_.nodes; i++)
+		keys.push_back(key("ranks/" + std::to_string(i)));
+	if (!wait_keys(keys, o_.rdzv_timeout_s, err))
+		return false;
+	base = world_ = 0;
+	for (int i = 0; i < o_.nodes; i++) {
+		store::Bytes b = store_.get(keys[i]);
+		int n = std::stoi(std::string(b.begin(), b.end()));
+		if (i < o_.node_index)
+			base += n;
+		world_ += n;
+	}
+	return true;
+}
+
+/* Node 0 picks the checkpoint and publishes "STEP PATH" or "none"; the
+ * others must find that same step. */
+bool Launcher::agree_resume(std::optional<Resume> &r, std::string &err)
+{
+	if (o_.node_index == 0) {
+		r = find_newest(job_dir_, o_.job, tidald_sock_);
+		store_.set(key("resume"), r ? std::to_string(r->step) + " " +
+						      r->path : "none");
+		return true;
+	}
+	if (!wait_keys({ key("resume") }, o_.rdzv_timeout_s, err))
+		return false;
+	store::Bytes b = store_.get(key("resume"));
+	std::string v(b.begin(), b.end());
+	if (v == "none") {
+		r.reset();
+		return true;
+	}
+	Resume found;
+	if (!find_step(job_dir_, o_.job, tidald_sock_, std::stoull(v), found,
+		       err))
+		return false;
+	r = found;
+	return true;
+}
+
+/* GPU LOCAL_RANK's CPU set from hwloc; "" = no binding.
+ * TODO(topo): nodeagent/topo.h is not merged yet. */
+std::string Launcher::cpus_for(int local_rank)
+{
+	return "";
+}
+
+bool Launcher::spawn_all(int base, const std::optional<Resume> &r,
+			 std::string &err)
+{
+	ranks_.assign(o_.ranks, Rank());
+	for (int l = 0; l < o_.ranks; l++) {
+		Rank &k = ranks_[l];
+		k.local = l;
+		k.global = base + l;
+		SpawnSpec spec;
+		spec.argv = o_.trainer;
+		spec.env = {
+			"TIDAL_RANK=" + std::to_string(k.global),
+			"TIDAL_WORLD=" + std::to_string(world_),
+			"TIDAL_LOCAL_RANK=" + std::to_string(l),
+			"TIDAL_STORE=" + store_addr_,
+			"TIDAL_STORE_PREFIX=" + o_.job + "/" +
+				std::to_string(generation_),
+			"TIDAL_CKPT_DIR=" + job_dir_,
+			"TIDAL_EVENT_FD=3",
+			"TIDAL_GENERATION=" + std::to_string(generation_),
+		};
+		if (r)
+			spec.env.push_back("TIDAL_RESUME=" + r->path);
+		else
+			spec.unset.push_back("TIDAL_RESUME");
+		if (o_.bind_cpus)
+			spec.cpus = cpus_for(l);
+		if (!spawn_rank(k, spec, err))
+			return false;
+	}
+	return true;
+}
+
+bool Launcher::start_generation(std::string &err)
+{
+	state_ = State::Starting;
+	first_step_seen_ = false;
+	stop_ckpt_.reset();
+	int base;
+	std::optional<Resume> r;
+	if (!rendezvous(base, err) || !agree_resume(r, err))
+		return false;
+	if (r)
+		note("generation %d: world %d, ranks %d-%d here, resuming "
+		     "from step %llu (%s%s%s)", generation_, world_, base,
+		     base + o_.ranks - 1, (unsigned long long)r->step,
+		     r->path.c_str(), r->from == "local" ? "" : ", fetched from ",
+		     r->from == "local" ? "" : r->from.c_str());
+	else
+		note("generation %d: world %d, ranks %d-%d here, starting "
+		     "fresh (no checkpoint in %s)", generation_, world_, base,
+		     base + o_.ranks - 1, job_dir_.c_str());
+	return spawn_all(base, r, err);
+}
+
+/* First claim of the current generation's end wins; RET true if ours. */
+bool Launcher::claim_end(const std::string &reason)
+{
+	if (store_.add(key("end_claim"), 1) != 1)
+		return false;
+	store_.set(key("end"), reason);
+	return true;
+}
+
+/* The generation ended with REASON ("fail ..." or "resume") on every
+ * node: kill what is left, then start the next one.  RET false when the
+ * launcher must exit (exit_code_ set). */
+bool Launcher::end_generation(const std::string &reason)
+{
+	kill_and_reap();
+	bool failure = reason.compare(0, 5, "fail ") == 0;
+	if (failure && ++restarts_used_ > o_.restart_budget) {
+		note("error: %s; restart budget exhausted (%d restart%s used "
+		     "of %d): giving up", reason.c_str() + 5,
+		     restarts_used_ - 1, restarts_used_ == 2 ? "" : "s",
+		     o_.restart_budget);
+		answer_pending("restart budget exhausted");
+		exit_code_ = 1;
+		return false;
+	}
+	generation_++;
+	if (failure)
+		note("restarting all ranks as generation %d after: %s; "
+		     "restart budget left %d of %d", generation_,
+		     reason.c_str() + 5, o_.restart_budget - restarts_used_,
+		     o_.restart_budget);
+	else
+		note("resuming as generation %d (no restart spent)",
+		     generation_);
+	std::string err;
+	if (!start_generation(err)) {
+		note("%s%s", exit_code_ == 0 ? "" : "error: ", err.c_str());
+		if (exit_code_ < 0)
+			exit_code_ = 1;
+		return false;
+	}
+	return true;
+}
+
+/* Every node reports; node 0 holds the store until all have (or for
+ * kFinishWaitS), so that nobody loses it while finishing. */
+void Launcher::finish_done()
+{
+	store_.set(key("finished/" + std::to_string(o_.node_index)), "1");
+	if (o_.node_index != 0)
+		return;
+	std::vector<std::string> keys;
+	for (int i = 0; i < o_.nodes; i++)
+		keys.push_back(key("finished/" + std::to_string(i)));
+	std::string err;
+	if (!wait_keys(keys, kFinishWaitS, err))
+		note("warning: %s", err.c_str());
+}
+
+} /* namespace tidal::launch */

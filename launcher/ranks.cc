@@ -1,0 +1,251 @@
+/*
+ * ranks.cc - spawning trainer processes and reading their events.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include "launcher/ranks.h"
+
+#include <fcntl.h>
+#include <json.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+extern char **environ;
+
+namespace tidal::launch {
+
+namespace {
+
+constexpr int kEventFd = 3;
+
+double num(json_object *o, const char *key, bool *present = nullptr)
+{
+	json_object *v;
+	bool ok = json_object_object_get_ex(o, key, &v) && v &&
+		  (json_object_is_type(v, json_type_double) ||
+		   json_object_is_type(v, json_type_int));
+	if (present)
+		*present = ok;
+	return ok ? json_object_get_double(v) : 0;
+}
+
+std::string str(json_object *o, const char *key)
+{
+	json_object *v;
+	if (json_object_object_get_ex(o, key, &v) && v &&
+	    json_object_is_type(v, json_type_string))
+		return json_object_get_string(v);
+	return "";
+}
+
+/* The child's environment: ours with SPEC's variables replacing any of
+ * the same name.  Built before fork (the child may only make async-
+ * signal-safe calls: the store server runs in another thread). */
+std::vector<std::string> child_env(const SpawnSpec &spec)
+{
+	std::vector<std::string> env;
+	for (char **e = environ; *e; e++) {
+		const char *eq = std::strchr(*e, '=');
+		size_t n = eq ? eq - *e + 1 : std::strlen(*e);
+		bool replaced = false;
+		for (const std::string &s : spec.env)
+			replaced |= s.compare(0, n, *e, n) == 0;
+		for (const std::string &s : spec.unset)
+			replaced |= s.size() + 1 == n &&
+				    s.compare(0, s.size(), *e, s.size()) == 0;
+		if (!replaced)
+			env.push_back(*e);
+	}
+	env.insert(env.end(), spec.env.begin(), spec.env.end());
+	return env;
+}
+
+std::vector<char *> c_strings(std::vector<std::string> &v)
+{
+	std::vector<char *> p;
+	for (std::string &s : v)
+		p.push_back(s.data());
+	p.push_back(nullptr);
+	return p;
+}
+
+} /* namespace */
+
+bool parse_event(const std::string &line, Event &out, std::string &err)
+{
+	json_object *o = json_tokener_parse(line.c_str());
+	if (!o || !json_object_is_type(o, json_type_object)) {
+		if (o)
+			json_object_put(o);
+		err = "not a JSON object";
+		return false;
+	}
+	out = Event();
+	out.ev = str(o, "ev");
+	bool has;
+	out.rank = (int)num(o, "rank", &has);
+	if (!has)
+		out.rank = -1;
+	out.step = (uint64_t)num(o, "step");
+	out.loss = num(o, "loss", &out.has_loss);
+	out.it_s = num(o, "it_s");
+	out.samples_s = num(o, "samples_s");
+	double g = num(o, "gns", &has);
+	if (has)
+		out.gns = g;
+	json_object *st;
+	if (json_object_object_get_ex(o, "stages", &st) && st &&
+	    json_object_is_type(st, json_type_object))
+		out.stages_json = json_object_to_json_string_ext(
+			st, JSON_C_TO_STRING_PLAIN);
+	out.path = str(o, out.ev == "start" ? "resumed" : "path");
+	out.bytes = (uint64_t)num(o, "bytes");
+	out.ms = num(o, "ms");
+	out.mb_s = num(o, "mb_s");
+	out.backend = str(o, "backend");
+	json_object_put(o);
+	if (out.ev.empty()) {
+		err = "no \"ev\" member";
+		return false;
+	}
+	return true;
+}
+
+bool spawn_rank(Rank &r, const SpawnSpec &spec, std::string &err)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		err = std::string("pipe: ") + std::strerror(errno);
+		return false;
+	}
+	std::vector<std::string> env = child_env(spec);
+	std::vector<std::string> args = spec.argv;
+	std::vector<char *> envp = c_strings(env), argv = c_strings(args);
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	std::vector<int> cpus;
+	bool bind = !spec.cpus.empty() && parse_cpu_list(spec.cpus, cpus);
+	for (int c : cpus)
+		if (c < CPU_SETSIZE)
+			CPU_SET(c, &set);
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0) {
+		err = std::string("fork: ") + std::strerror(errno);
+		close(p[0]);
+		close(p[1]);
+		return false;
+	}
+	if (pid == 0) {
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, nullptr);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(1);
+		if (p[1] == kEventFd)
+			fcntl(kEventFd, F_SETFD, 0);
+		else if (dup2(p[1], kEventFd) < 0)
+			_exit(127);
+		/* Store sockets, the control socket, other ranks' pipes. */
+		syscall(SYS_close_range, kEventFd + 1, ~0U, 0);
+		if (bind)
+			sched_setaffinity(0, sizeof set, &set);
+		execvpe(argv[0], argv.data(), envp.data());
+		const char *e = std::strerror(errno);
+		const char *m1 = "tidal-launch: cannot run ";
+		ssize_t w = write(2, m1, std::strlen(m1));
+		w = write(2, argv[0], std::strlen(argv[0]));
+		w = write(2, ": ", 2);
+		w = write(2, e, std::strlen(e));
+		w = write(2, "\n", 1);
+		(void)w;
+		_exit(127);
+	}
+	close(p[1]);
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	r.pid = pid;
+	r.event_fd = p[0];
+	r.partial.clear();
+	r.started = r.exited = r.stopped = r.done = false;
+	r.status = 0;
+	return true;
+}
+
+void read_events(Rank &r, std::vector<Event> &out)
+{
+	char buf[4096];
+	while (r.event_fd >= 0) {
+		ssize_t n = read(r.event_fd, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			close(r.event_fd);
+			r.event_fd = -1;
+			break;
+		}
+		r.partial.append(buf, n);
+		size_t nl;
+		while ((nl = r.partial.find('\n')) != std::string::npos) {
+			std::string line = r.partial.substr(0, nl);
+			r.partial.erase(0, nl + 1);
+			Event e;
+			std::string err;
+			if (line.empty())
+				continue;
+			if (parse_event(line, e, err))
+				out.push_back(e);
+			else
+				std::fprintf(stderr, "tidal-launch: rank %d: bad "
+					     "event line '%s': %s\n", r.global,
+					     line.c_str(), err.c_str());
+		}
+	}
+}
+
+std::string describe_status(int status)
+{
+	if (WIFEXITED(status))
+		return "exit status " + std::to_string(WEXITSTATUS(status));
+	if (WIFSIGNALED(status))
+		return "killed by signal " + std::to_string(WTERMSIG(status)) +
+		       " (" + strsignal(WTERMSIG(status)) + ")";
+	return "status " + std::to_string(status);
+}
+
+bool parse_cpu_list(const std::string &s, std::vector<int> &cpus)
+{
+	cpus.clear();
+	size_t i = 0;
+	while (i < s.size()) {
+		char *end;
+		long a = std::strtol(s.c_str() + i, &end, 10), b = a;
+		if (end == s.c_str() + i || a < 0)
+			return false;
+		i = end - s.c_str();
+		if (i < s.size() && s[i] == '-') {
+			b = std::strtol(s.c_str() + i + 1, &end, 10);
+			if (end == s.c_str() + i + 1 || b < a)
+				return false;
+			i = end - s.c_str();
+		}
+		for (long c = a; c <= b && c < 65536; c++)
+			cpus.push_back((int)c);
+		if (i < s.size() && s[i++] != ',')
+			return false;
+	}
+	return !cpus.empty();
+}
+
+} /* namespace tidal::launch */

@@ -1,0 +1,47 @@
+/*
+ * resume.h - where a generation resumes from.
+ *
+ * Node 0 picks the checkpoint: the newest complete one that verifies in
+ * CKPT_ROOT/<job> (ckpt::newest; corrupt or incomplete newer ones are
+ * skipped with a warning), else whatever the local tidald can fetch for
+ * the job (it may copy it from the node that wrote it), else none: the
+ * job starts from scratch.  The other nodes are told the step and must
+ * find that very step (locally, else through their tidald).
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace tidal::launch {
+
+struct Resume {
+	std::string path; /* the .tck */
+	uint64_t step = 0;
+	std::string from; /* "local" or the node tidald fetched it from */
+};
+
+/* RUN_DIR/<node>/tidald.sock */
+std::string tidald_socket(const std::string &run_dir, const std::string &node);
+
+/* The checkpoint root: FLAG if set, else tidald's "hello" ckpt_dir when
+ * its socket exists, else $TIDAL_CKPT_DIR, else /var/lib/tidal/ckpt. */
+std::string resolve_ckpt_root(const std::string &flag,
+			      const std::string &tidald_sock);
+
+/* Node 0's choice (see above); warnings are logged with note().
+ * RET nullopt: start fresh. */
+std::optional<Resume> find_newest(const std::string &job_dir,
+				  const std::string &job,
+				  const std::string &tidald_sock);
+
+/* Another node's lookup of STEP.  RET false with ERR saying where it
+ * looked. */
+bool find_step(const std::string &job_dir, const std::string &job,
+	       const std::string &tidald_sock, uint64_t step, Resume &out,
+	       std::string &err);
+
+} /* namespace tidal::launch */
