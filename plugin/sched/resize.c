@@ -175,6 +175,8 @@ static bool _ask_agent(job_record_t *job_ptr, tidal_resize_t *r,
 
 	if (!host || !tidal_agent_live(host, (double)now))
 		return false;
+	snprintf(note, sizeof(note), "resize to %d GPUs decided", r->gpus);
+	tidal_agent_note(r->job, (double)now, note);
 	r->cmd = tidal_agent_command(host, "checkpoint_stop", r->job,
 				     (double)now);
 	if (!r->cmd)
@@ -183,8 +185,6 @@ static bool _ask_agent(job_record_t *job_ptr, tidal_resize_t *r,
 	     "%s's tidald (command %" PRIu64 "), requeue on its ack or in "
 	     "%.0f s",
 	     job_ptr, r->gpus, host, r->cmd, conf->checkpoint_timeout);
-	snprintf(note, sizeof(note), "resize to %d GPUs decided", r->gpus);
-	tidal_agent_note(r->job, (double)now, note);
 	return true;
 }
 

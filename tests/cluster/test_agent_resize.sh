@@ -1,0 +1,80 @@
+#!/bin/bash
+# test_agent_resize.sh - an elastic resize carried out by tidald, end to
+# end on a live cluster (4 nodes x 4 fake GPUs, Policy=elastic-edf):
+#
+#   tidald on n1..n4       registered, heartbeating every second
+#   R  12 GPUs, rigid      n1..n3
+#   E  --elastic-gpus=2-4  tidal-launch + tidal-train (CPU/Gloo, one rank
+#                          per GPU) on n4's 4 GPUs, checkpointing every
+#                          200 steps
+#   D  2 GPUs, --deadline  E must shrink to 2: the plugin queues
+#                          checkpoint_stop for n4's tidald, which asks E's
+#                          launcher; on the ack the plugin requeues E at
+#                          once (ResizeSignal=none, CheckpointTimeout=120:
+#                          only the agent can make this quick)
+#   E again                2 ranks, resumed from exactly that checkpoint
+#
+# GPL-2.0-or-later.
+. "$(dirname "$0")/lib.sh"
+GPUS_PER_NODE=4
+for b in tidald tidal-launch tidal-train; do
+	[ -x "${BUILD_ABS:-/nonexistent}/$b" ] || {
+		echo "$TEST_NAME: skipped: $BUILD/$b not built"
+		echo "$TEST_NAME: 0 passed, 0 failed"; exit 0; }
+done
+cluster_up "Policy=elastic-edf
+CycleInterval=1
+ResizeSignal=none
+CheckpointTimeout=120
+RejectAction=cancel"
+
+for n in $NODES; do
+	"$BUILD_ABS/tidald" -D -N "$n" --listen 127.0.0.1:0 --run-dir "$T/tidal-run" \
+		--ckpt-dir "$T/ckpt/$n" --heartbeat 1 >>"$T/log/tidald-$n.log" 2>&1 &
+	disown
+done
+agents_up() { [ "$("$TIDALCTL" -o show nodes 2>/dev/null | grep -c 'Agent=UP')" -eq 4 ]; }
+check "4 agents up" wait_for 30 agents_up
+
+gpus_of() { "$TIDALCTL" -o show job "$1" 2>/dev/null | grep -o 'AllocGPUs=[0-9]*' | cut -d= -f2; }
+has_gpus() { [ "$(job_state "$1")" = RUNNING ] && [ "$(gpus_of "$1")" = "$2" ]; }
+
+r=$(submit -N3 --gpus-per-node=4 --wrap 'sleep 600')
+check "R ($r, 12 GPUs) starts" wait_state 30 "$r" RUNNING
+cat >"$T/out/elastic.sh" <<EOF
+#!/bin/bash
+exec "$BUILD_ABS/tidal-launch" --run-dir "$T/tidal-run" -- \
+	"$BUILD_ABS/tidal-train" --iters 10000000 --ckpt-every 200 --log-every 50
+EOF
+e=$(submit -N1 --elastic-gpus=2-4 --gpus=2 "$T/out/elastic.sh")
+check "E ($e, elastic 2-4) runs on n4's 4 GPUs" wait_for 40 has_gpus "$e" 4
+ckpt_done() { ls "$T/ckpt/n4/$e/"*.done >/dev/null 2>&1; }
+check "E trains and checkpoints on n4" wait_for 60 ckpt_done
+agent_sees_e() { "$TIDALCTL" show job "$e" | grep -q "Training=step"; }
+check "tidald n4 reports E's training to the plugin" wait_for 10 agent_sees_e
+
+d=$(submit -N1 --gpus=2 --deadline=now+2hours -t 30 --wrap 'sleep 600')
+t0=$(date +%s)
+check "D ($d, 2 GPUs, deadline) starts" wait_state 120 "$d" RUNNING
+check "E runs again, at 2 GPUs" wait_for 60 has_gpus "$e" 2
+t1=$(date +%s)
+say "D submitted to E running at 2 GPUs: $((t1 - t0)) s"
+log=$T/log/slurmctld.log
+check "the plugin asked n4's tidald for checkpoint_stop" \
+	grep -q "resize JobId=$e to 2 GPUs: checkpoint_stop asked of n4's tidald" "$log"
+step=$(grep -o "resize JobId=$e: tidald checkpointed it at step [0-9]*" "$log" | head -1 | awk '{print $NF}')
+check "E was requeued on the ack (step ${step:-none}), not on the timeout" \
+	test -n "$step" -a -z "$(grep "JobId=$e: no checkpoint ack" "$log")"
+check "tidald n4 logged the command" \
+	grep -q "job $e checkpointed at step $step" "$T/log/tidald-n4.log"
+resumed() { grep -q "world 2, .*resuming from step $step " "$T/out/$e.out"; }
+check "E resumed from exactly that checkpoint, at world 2" wait_for 30 resumed ||
+	tail -n 20 "$T/out/$e.out"
+grep -E "generation|resum" "$T/out/$e.out" | sed 's/^/   /'
+out=$("$TIDALCTL" show job "$e"); echo "$out"
+check "tidalctl shows E's checkpoint" grep -q "Checkpoint=step [0-9]* on n4" <<<"$out"
+check "tidalctl tells the resize story" \
+	grep -q "ResizeStory=.*checkpoint_stop delivered to n4.*requeued, to restart at 2 GPUs" <<<"$out"
+grep -E "checkpoint_stop|tidald checkpointed|requeued|running again" "$log" | sed 's/^/   /'
+scancel "$e" "$r" "$d"
+finish
