@@ -62,6 +62,74 @@ struct Where {
 
 } /* namespace */
 
+/* Ask the plugin where JOB's newest checkpoint is; RET false with *ERR. */
+static bool ask_where(Agent &a, uint64_t job, Where *w, std::string *err)
+{
+	json_object *q = json_object_new_object();
+	json_object_object_add(q, "version", json_object_new_int(1));
+	json_object_object_add(q, "op", json_object_new_string("ckpt_where"));
+	json_object_object_add(q, "job", json_object_new_int64((int64_t)job));
+	std::string reply;
+	json_object *r = nullptr;
+	if (a.plugin_request(to_line(q), &reply, err))
+		r = parse_object(reply);
+	if (!r || !reply_ok(r, err)) {
+		if (r)
+			json_object_put(r);
+		return false;
+	}
+	w->node = get_str(r, "node");
+	w->step = (uint64_t)get_int(r, "step");
+	w->uid = get_int(r, "uid", -1);
+	std::string addr = get_str(r, "addr");
+	json_object_put(r);
+	if (!parse_endpoint(addr, &w->addr, err))
+		w->addr = Endpoint{};
+	return true;
+}
+
+/* ckpt_get from W's node into this node's ROOT; RET the reply line, or
+ * "" with *ERR. */
+static std::string copy_from(const Options &opt, uint64_t job, Where &w,
+			     uid_t owner, std::string *err)
+{
+	auto t0 = std::chrono::steady_clock::now();
+	std::string cred, line, path;
+	if (!munge_credential(opt.munge_socket, &cred, err))
+		return "";
+	int fd = tcp_connect(w.addr, 5000, err);
+	if (fd < 0)
+		return "";
+	std::string req = cred + "\n{\"v\":1,\"op\":\"ckpt_get\",\"job\":" +
+			  std::to_string(job) + ",\"step\":" +
+			  std::to_string(w.step) + "}\n";
+	Reader r(fd);
+	json_object *h = nullptr;
+	std::string out;
+	if (!write_all(fd, req) || !r.line(&line, 30000, 64 * 1024) ||
+	    !(h = parse_object(line))) {
+		*err = "no reply from " + w.addr.str();
+	} else if (reply_ok(h, err)) {
+		uint64_t s = (uint64_t)get_int(h, "step", (int64_t)w.step);
+		int64_t bytes = get_int(h, "bytes", -1);
+		if (bytes >= 0 &&
+		    receive_ckpt(opt.ckpt_dir, job, s, (uint64_t)bytes, r, owner,
+				 w.node, &path, err)) {
+			double ms = std::chrono::duration<double, std::milli>(
+					    std::chrono::steady_clock::now() - t0).count();
+			logf("fetch job %llu: step %llu from %s, %lld bytes in %.0f ms (%.1f MB/s), verified",
+			     (unsigned long long)job, (unsigned long long)s,
+			     w.node.c_str(), (long long)bytes, ms,
+			     ms > 0 ? bytes / 1e3 / ms : 0.0);
+			out = found_line(path, s, w.node, bytes, ms);
+		}
+	}
+	if (h)
+		json_object_put(h);
+	close(fd);
+	return out;
+}
+
 std::string Agent::fetch(uint64_t job, const std::string &peer, uint64_t step,
 			 uid_t uid)
 {
@@ -69,102 +137,41 @@ std::string Agent::fetch(uint64_t job, const std::string &peer, uint64_t step,
 	auto local = newest_local(opt_.ckpt_dir, job, warn);
 	for (const std::string &w : warn)
 		logf("fetch job %llu: %s", (unsigned long long)job, w.c_str());
+	std::string j = std::to_string(job), err;
 	Where w;
-	std::string err;
 	if (!peer.empty()) {
 		if (!parse_endpoint(peer, &w.addr, &err))
 			return fail_line("fetch: peer " + err);
 		w.node = peer;
 		w.step = step;
-	} else {
-		json_object *q = json_object_new_object();
-		json_object_object_add(q, "version", json_object_new_int(1));
-		json_object_object_add(q, "op", json_object_new_string("ckpt_where"));
-		json_object_object_add(q, "job", json_object_new_int64((int64_t)job));
-		std::string reply;
-		json_object *r = nullptr;
-		if (plugin_request(to_line(q), &reply, &err))
-			r = parse_object(reply);
-		if (!r || !reply_ok(r, &err)) {
-			if (r)
-				json_object_put(r);
-			if (local)
-				return found_line(local->path, local->step,
-						  opt_.node, -1, 0);
-			return fail_line("no checkpoint of job " +
-					 std::to_string(job) + " on " + opt_.node +
-					 ", and the plugin cannot say where one is: " +
-					 err);
-		}
-		w.node = get_str(r, "node");
-		w.step = (uint64_t)get_int(r, "step");
-		w.uid = get_int(r, "uid", -1);
-		bool addr_ok = parse_endpoint(get_str(r, "addr"), &w.addr, &err);
-		json_object_put(r);
-		if (w.uid >= 0 && uid != 0 && uid != (uid_t)w.uid)
-			return fail_line("job " + std::to_string(job) +
-					 " is not yours (uid " + std::to_string(uid) + ")");
-		if (w.node == opt_.node && !local)
-			return fail_line("the plugin says job " + std::to_string(job) +
-					 "'s checkpoint is here, but " +
-					 job_dir(opt_.ckpt_dir, job) +
-					 " has no complete one");
-		if (!addr_ok && w.node != opt_.node)
-			return fail_line("ckpt_where for job " + std::to_string(job) +
-					 ": " + err);
+	} else if (!ask_where(*this, job, &w, &err)) {
+		if (local) /* the plugin is away: what we have will do */
+			return found_line(local->path, local->step, opt_.node, -1, 0);
+		return fail_line("no checkpoint of job " + j + " on " + opt_.node +
+				 ", and the plugin cannot say where one is: " + err);
+	} else if (w.uid >= 0 && uid != 0 && uid != (uid_t)w.uid) {
+		return fail_line("job " + j + " is not yours (uid " +
+				 std::to_string(uid) + ")");
+	} else if (w.node == opt_.node && !local) {
+		return fail_line("the plugin says job " + j + "'s checkpoint is "
+				 "here, but " + job_dir(opt_.ckpt_dir, job) +
+				 " has no complete one");
+	} else if (w.node != opt_.node && w.addr.port.empty()) {
+		return fail_line("ckpt_where for job " + j + ": no address for " +
+				 w.node);
 	}
 	if (local && (w.node == opt_.node || local->step >= w.step))
 		return found_line(local->path, local->step, opt_.node, -1, 0);
-
-	/* Copy it over.  Files go to the job's owner so its trainer can
-	 * write beside them. */
+	/* Files go to the job's owner so its trainer can write beside them. */
 	uid_t owner = uid != 0 ? uid : (w.uid >= 0 ? (uid_t)w.uid : (uid_t)-1);
-	auto t0 = std::chrono::steady_clock::now();
-	std::string cred, line, path;
-	if (!munge_credential(opt_.munge_socket, &cred, &err))
-		return fail_line("fetch: " + err);
-	int fd = tcp_connect(w.addr, 5000, &err);
-	if (fd < 0)
-		return fail_line("fetch job " + std::to_string(job) + " from " +
-				 w.node + ": " + err);
-	std::string req = cred + "\n{\"v\":1,\"op\":\"ckpt_get\",\"job\":" +
-			  std::to_string(job) + ",\"step\":" +
-			  std::to_string(w.step) + "}\n";
-	Reader r(fd);
-	json_object *h = nullptr;
-	bool ok = write_all(fd, req) && r.line(&line, 30000, 64 * 1024) &&
-		  (h = parse_object(line)) != nullptr;
-	if (!ok)
-		err = "no reply from " + w.addr.str();
-	else if (reply_ok(h, &err)) {
-		uint64_t s = (uint64_t)get_int(h, "step", (int64_t)w.step);
-		int64_t bytes = get_int(h, "bytes", -1);
-		ok = bytes >= 0 &&
-		     receive_ckpt(opt_.ckpt_dir, job, s, (uint64_t)bytes, r, owner,
-				  w.node, &path, &err);
-		w.step = s;
-		if (ok) {
-			double ms = std::chrono::duration<double, std::milli>(
-					    std::chrono::steady_clock::now() - t0).count();
-			logf("fetch job %llu: step %llu from %s, %lld bytes in %.0f ms (%.1f MB/s), verified",
-			     (unsigned long long)job, (unsigned long long)s,
-			     w.node.c_str(), (long long)bytes, ms,
-			     ms > 0 ? bytes / 1e3 / ms : 0.0);
-			json_object_put(h);
-			close(fd);
-			return found_line(path, s, w.node, bytes, ms);
-		}
-	} else
-		ok = false;
-	if (h)
-		json_object_put(h);
-	close(fd);
+	std::string out = copy_from(opt_, job, w, owner, &err);
+	if (!out.empty())
+		return out;
 	logf("fetch job %llu from %s failed: %s", (unsigned long long)job,
 	     w.node.c_str(), err.c_str());
 	if (local) /* an older local one beats none */
 		return found_line(local->path, local->step, opt_.node, -1, 0);
-	return fail_line("fetch job " + std::to_string(job) + " from " + w.node +
-			 ": " + err);
+	return fail_line("fetch job " + j + " from " + w.node + ": " + err);
 }
 
 } /* namespace tidal::agent */

@@ -76,5 +76,27 @@ check "tidalctl shows E's checkpoint" grep -q "Checkpoint=step [0-9]* on n4" <<<
 check "tidalctl tells the resize story" \
 	grep -q "ResizeStory=.*checkpoint_stop delivered to n4.*requeued, to restart at 2 GPUs" <<<"$out"
 grep -E "checkpoint_stop|tidald checkpointed|requeued|running again" "$log" | sed 's/^/   /'
+
+# Restart elsewhere: n1's tidald asks the plugin (ckpt_where) and copies
+# E's newest checkpoint from n4's tidald, verifying it.
+if command -v python3 >/dev/null; then
+	r=$(python3 - "$T/tidal-run/n1/tidald.sock" "$e" <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(60)
+s.connect(sys.argv[1])
+s.sendall(json.dumps({"v": 1, "op": "fetch", "job": int(sys.argv[2])}).encode() + b"\n")
+print(s.makefile().readline().strip())
+PY
+)
+	echo "   $r"
+	check "n1's tidald fetches E's checkpoint from n4 (ckpt_where, ckpt_get)" \
+		grep -q "\"ok\":true,.*\"from\":\"n4\"" <<<"$r"
+	f=$(sed -n 's/.*"path":"\([^"]*\)".*/\1/p' <<<"$r")
+	check "... into n1's checkpoint directory, with its .done marker" \
+		test -f "${f%.tck}.done" -a "${f#$T/ckpt/n1/}" != "$f"
+else
+	say "python3 not installed: the cross-node fetch is not tested"
+fi
 scancel "$e" "$r" "$d"
 finish
