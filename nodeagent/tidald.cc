@@ -110,7 +110,11 @@ bool Agent::sleep_for(double secs)
 
 void Agent::stop()
 {
-	stop_ = true;
+	{
+		/* Under the lock: sleep_for cannot miss the wake-up. */
+		std::lock_guard<std::mutex> g(mu_);
+		stop_ = true;
+	}
 	cv_.notify_all();
 }
 

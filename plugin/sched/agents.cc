@@ -270,7 +270,9 @@ std::string do_ack(Registry &r, json_object *q, const std::string &node,
 	json_object *okv;
 	bool ok = json_object_object_get_ex(q, "ok", &okv) &&
 		  json_object_get_boolean(okv);
-	Command &c = r.commands[id]; /* unknown after a restart: keep it */
+	/* An id nobody waits for any more (called off, or timed out): its
+	 * checkpoint still counts, nothing else is kept. */
+	Command gone, &c = r.commands.count(id) ? r.commands[id] : gone;
 	c.id = id;
 	c.job = job ? job : c.job;
 	c.node = node;
@@ -527,6 +529,13 @@ extern "C" int tidal_agent_ack(uint64_t id, uint64_t *step, char *path,
 	int st = c.state;
 	r.commands.erase(it); /* answered: the caller has it now */
 	return st;
+}
+
+extern "C" void tidal_agent_cancel(uint64_t id)
+{
+	Registry &r = reg();
+	std::lock_guard<std::mutex> g(r.mu);
+	r.commands.erase(id);
 }
 
 extern "C" void tidal_agent_note(uint32_t job, double now, const char *text)

@@ -167,6 +167,9 @@ uint64_t tidal_agent_command(const char *node, const char *op, uint32_t job,
  * -1 if it failed (ERR says why). */
 int tidal_agent_ack(uint64_t id, uint64_t *step, char *path, size_t path_len,
 		    char *err, size_t err_len);
+/* Forget command ID (its resize went on without it): an agent that has
+ * not fetched it yet never will. */
+void tidal_agent_cancel(uint64_t id);
 /* One line of JOB's resize story (tidalctl show job / explain). */
 void tidal_agent_note(uint32_t job, double now, const char *text);
 /* State lines ("agentseq", "ckpt", "agentcmd"; malloc'd, never NULL). */

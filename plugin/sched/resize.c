@@ -294,10 +294,14 @@ static bool _resize_step(tidal_resize_t *r, const tidal_apply_conf_t *conf,
 		int acked = r->cmd ? _agent_answer(job_ptr, r, conf, now) : 0;
 		if (!acked && now < r->since + (time_t)conf->checkpoint_timeout)
 			return true;
-		if (!acked && r->cmd)
+		if (!acked && r->cmd) {
 			info("sched/tidal: resize %pJ: no checkpoint ack within "
 			     "CheckpointTimeout (%.0f s); requeueing anyway",
 			     job_ptr, conf->checkpoint_timeout);
+			tidal_agent_note(r->job, (double)now,
+					 "no checkpoint ack in time");
+			tidal_agent_cancel(r->cmd);
+		}
 		if ((rc = _requeue(job_ptr, now))) {
 			error("sched/tidal: resize of %pJ: requeue failed: %s; "
 			      "it keeps running at its old size",
@@ -334,12 +338,19 @@ static bool _resize_step(tidal_resize_t *r, const tidal_apply_conf_t *conf,
 extern void tidal_resize_advance(const tidal_apply_conf_t *conf, time_t now)
 {
 	for (int i = 0; i < n_resizes; i++)
-		if (!_resize_step(&resizes[i], conf, now))
+		if (!_resize_step(&resizes[i], conf, now)) {
+			if (resizes[i].cmd) /* the job ended or moved first */
+				tidal_agent_cancel(resizes[i].cmd);
 			resizes[i--] = resizes[--n_resizes];
+		}
 }
 
 extern void tidal_resize_forget(uint32_t job)
 {
+	tidal_resize_t *r = tidal_resize_find(job);
+
+	if (r && r->cmd)
+		tidal_agent_cancel(r->cmd);
 	_resize_drop(job);
 }
 
