@@ -269,11 +269,6 @@ int main(int argc, char **argv)
 {
 	Options o = parse(argc, argv);
 	log_set_node(o.node);
-	if (!o.foreground) {
-		if (daemon(0, 0))
-			die(std::string("daemon: ") + std::strerror(errno));
-		log_to_syslog(o.node);
-	}
 	signal(SIGPIPE, SIG_IGN);
 	/* TERM/INT are taken by one thread (sigwait), so stopping never runs
 	 * inside a signal handler. */
@@ -284,11 +279,17 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, nullptr);
 	Agent agent(o);
 	std::string err;
+	/* Sockets first, so that a bad option or a busy port is reported to
+	 * whoever started us, with the exit status; no thread runs yet, so
+	 * the fork in daemon() is safe. */
 	if (!agent.open_sockets(&err)) {
-		logf("error: %s", err.c_str());
-		if (o.foreground)
-			std::fprintf(stderr, "tidald: error: %s\n", err.c_str());
+		std::fprintf(stderr, "tidald: error: %s\n", err.c_str());
 		return 1;
+	}
+	if (!o.foreground) {
+		if (daemon(0, 0))
+			die(std::string("daemon: ") + std::strerror(errno));
+		log_to_syslog(o.node);
 	}
 	std::thread([&agent, set] {
 		int sig;

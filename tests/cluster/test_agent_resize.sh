@@ -13,6 +13,10 @@
 #                          once (ResizeSignal=none, CheckpointTimeout=120:
 #                          only the agent can make this quick)
 #   E again                2 ranks, resumed from exactly that checkpoint
+#   n1, n2                 fetch E's checkpoint from n4 through tidald
+#                          (ckpt_where, ckpt_get), also after a kill -9 of
+#                          slurmctld with E gone (the location is in the
+#                          plugin state)
 #
 # GPL-2.0-or-later.
 . "$(dirname "$0")/lib.sh"
@@ -79,8 +83,8 @@ grep -E "checkpoint_stop|tidald checkpointed|requeued|running again" "$log" | se
 
 # Restart elsewhere: n1's tidald asks the plugin (ckpt_where) and copies
 # E's newest checkpoint from n4's tidald, verifying it.
-if command -v python3 >/dev/null; then
-	r=$(python3 - "$T/tidal-run/n1/tidald.sock" "$e" <<'PY'
+fetch_on() { # fetch_on NODE JOB: the tidald's reply
+	python3 - "$T/tidal-run/$1/tidald.sock" "$2" <<'PY'
 import json, socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.settimeout(60)
@@ -88,13 +92,28 @@ s.connect(sys.argv[1])
 s.sendall(json.dumps({"v": 1, "op": "fetch", "job": int(sys.argv[2])}).encode() + b"\n")
 print(s.makefile().readline().strip())
 PY
-)
+}
+if command -v python3 >/dev/null; then
+	r=$(fetch_on n1 "$e")
 	echo "   $r"
 	check "n1's tidald fetches E's checkpoint from n4 (ckpt_where, ckpt_get)" \
 		grep -q "\"ok\":true,.*\"from\":\"n4\"" <<<"$r"
 	f=$(sed -n 's/.*"path":"\([^"]*\)".*/\1/p' <<<"$r")
 	check "... into n1's checkpoint directory, with its .done marker" \
 		test -f "${f%.tck}.done" -a "${f#$T/ckpt/n1/}" != "$f"
+	# Where E's checkpoint is survives a slurmctld restart (plugin state),
+	# even with E gone and no heartbeat to tell it again.
+	scancel "$e"
+	wait_for 20 eval '[ -z "$(job_state "$e")" ] || [ "$(job_state "$e")" = CANCELLED ]'
+	sleep 2 # a cycle writes the plugin state
+	check "the plugin state records E's checkpoint location" \
+		grep -q "^ckpt $e [0-9]* [0-9]* n4 127.0.0.1:[0-9]* $T/ckpt/n4/$e/ckpt-" "$T/state/tidal_state"
+	kill -9 "$(cat "$T/run/slurmctld.pid")"
+	slurmctld -f "$SLURM_CONF" && wait_for 60 scontrol ping
+	wait_for 30 grep -q "state restored from" "$log"
+	r=$(fetch_on n2 "$e"); echo "   $r"
+	check "after kill -9 of slurmctld, ckpt_where still knows: n2 fetches from n4" \
+		grep -q "\"ok\":true,.*\"from\":\"n4\"" <<<"$r"
 else
 	say "python3 not installed: the cross-node fetch is not tested"
 fi
