@@ -1,8 +1,11 @@
 # nodeagent/nodeagent.mk - tidald, the per-node agent.  Included from the
 # top-level Makefile's node-side section.
-#
+
+# ---- tidald (AGENT) -------------------------------------------------------
 # wire.cc (MUNGE + TCP / unix-socket JSON lines) goes into libtidal-node.a
-# so that tidal-launch talks to tidald with the same code.
+# so that tidal-launch talks to tidald with the same code.  tidald sends
+# nodeagent/topo.h's summary at registration once that is in the tree
+# (plugin_link.cc checks with __has_include; it registers with {} before).
 
 NODE_LIB_SRC += nodeagent/wire.cc
 NODE_LIBS += $(JSONC_LIBS)
@@ -19,3 +22,4 @@ $(BUILD)/tidald: $(TIDALD_OBJ) $(BUILD)/libtidal-node.a
 		$(NODE_LIBS)
 
 NODE_TARGETS += $(BUILD)/tidald
+# ---- end of tidald (AGENT) ------------------------------------------------
