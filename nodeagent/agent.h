@@ -24,14 +24,15 @@
 
 #include "nodeagent/wire.h"
 
-namespace tidal::agent {
+namespace tidal::agent
+{
 
 #define TIDALD_VERSION "0.1"
 
 struct Options {
 	std::string node;
 	wire::Endpoint plugin;
-	wire::Endpoint listen{"0.0.0.0", "6830"};
+	wire::Endpoint listen{ "0.0.0.0", "6830" };
 	std::string run_dir = "/run/tidal";
 	std::string ckpt_dir = "/var/lib/tidal/ckpt";
 	double heartbeat = 10; /* seconds */
@@ -46,7 +47,8 @@ void logf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_to_syslog(const std::string &node);
 void log_set_node(const std::string &node);
 
-class Agent {
+class Agent
+{
 public:
 	explicit Agent(const Options &o) : opt_(o) {}
 	/* Bind both sockets; RET false with *ERR. */
@@ -70,8 +72,8 @@ public:
 	void peer_loop();
 	std::string handle_local(const std::string &req, uid_t uid);
 	void serve_peer(int fd);
-	std::string fetch(uint64_t job, const std::string &peer,
-			  uint64_t step, uid_t uid);
+	std::string fetch(uint64_t job, const std::string &peer, uint64_t step,
+			  uid_t uid);
 
 	std::string node_dir() const { return opt_.run_dir + "/" + opt_.node; }
 	std::string addr() const; /* what peers connect to */
@@ -82,7 +84,7 @@ private:
 	Options opt_;
 	int local_fd_ = -1, peer_fd_ = -1;
 	int peer_port_ = 0;
-	std::atomic<bool> stop_{false};
+	std::atomic<bool> stop_{ false };
 	std::mutex mu_;
 	std::condition_variable cv_;
 	std::set<uint64_t> commands_seen_; /* ids ever received, by mu_ */

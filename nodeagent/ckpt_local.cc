@@ -20,7 +20,8 @@
 
 #include "trainer/checkpoint.h"
 
-namespace tidal::agent {
+namespace tidal::agent
+{
 
 std::string job_dir(const std::string &root, uint64_t job)
 {
@@ -45,7 +46,7 @@ std::optional<LocalCkpt> newest_local(const std::string &root, uint64_t job,
 				      std::vector<std::string> &warnings)
 {
 	if (auto f = ckpt::newest(job_dir(root, job), warnings))
-		return LocalCkpt{f->path, f->step};
+		return LocalCkpt{ f->path, f->step };
 	return std::nullopt;
 }
 
@@ -73,11 +74,12 @@ static bool copy_body(wire::Reader &r, int fd, uint64_t bytes,
 	std::vector<char> buf(1 << 20);
 	uint64_t left = bytes;
 	while (left > 0) {
-		ssize_t n = r.some(buf.data(), std::min<uint64_t>(left, buf.size()),
-				   30000);
+		ssize_t n = r.some(buf.data(),
+				   std::min<uint64_t>(left, buf.size()), 30000);
 		if (n <= 0) {
-			*err = "peer closed after " + std::to_string(bytes - left) +
-			       " of " + std::to_string(bytes) + " bytes";
+			*err = "peer closed after " +
+			       std::to_string(bytes - left) + " of " +
+			       std::to_string(bytes) + " bytes";
 			return false;
 		}
 		if (!wire::write_all(fd, buf.data(), (size_t)n)) {
@@ -94,8 +96,7 @@ static bool copy_body(wire::Reader &r, int fd, uint64_t bytes,
 }
 
 static bool write_marker(const std::string &path, uint64_t step,
-			 const std::string &from, uid_t owner,
-			 std::string *err)
+			 const std::string &from, uid_t owner, std::string *err)
 {
 	std::string text = "TIDALCK1 step=" + std::to_string(step) +
 			   " fetched-from=" + from + "\n";
@@ -114,8 +115,7 @@ static bool write_marker(const std::string &path, uint64_t step,
 
 bool receive_ckpt(const std::string &root, uint64_t job, uint64_t step,
 		  uint64_t bytes, wire::Reader &r, uid_t owner,
-		  const std::string &from, std::string *path,
-		  std::string *err)
+		  const std::string &from, std::string *path, std::string *err)
 {
 	std::string dir = job_dir(root, job);
 	if (mkdir(dir.c_str(), 0755) && errno != EEXIST) {
@@ -142,8 +142,8 @@ bool receive_ckpt(const std::string &root, uint64_t job, uint64_t step,
 	uint64_t got = 0;
 	std::string why;
 	if (ok && !verify_ckpt(tmp, &got, &why)) {
-		*err = "checkpoint from " + from + " is corrupt, discarded: " +
-		       why;
+		*err = "checkpoint from " + from +
+		       " is corrupt, discarded: " + why;
 		ok = false;
 	}
 	if (ok && got != step && got != 0) {

@@ -17,7 +17,8 @@
 
 #include "nodeagent/wire.h"
 
-namespace tidal::agent {
+namespace tidal::agent
+{
 
 struct LocalCkpt {
 	std::string path; /* the .tck */
@@ -43,7 +44,6 @@ uint64_t free_bytes(const std::string &root);
  * that does not verify is deleted and reported in *ERR.  OUT *PATH. */
 bool receive_ckpt(const std::string &root, uint64_t job, uint64_t step,
 		  uint64_t bytes, wire::Reader &r, uid_t owner,
-		  const std::string &from, std::string *path,
-		  std::string *err);
+		  const std::string &from, std::string *path, std::string *err);
 
 } /* namespace tidal::agent */

@@ -21,11 +21,13 @@
 #include "nodeagent/agent.h"
 #include "nodeagent/ckpt_local.h"
 
-namespace tidal::agent {
+namespace tidal::agent
+{
 
 using namespace tidal::wire;
 
-namespace {
+namespace
+{
 
 std::string fail_line(const std::string &msg)
 {
@@ -46,7 +48,8 @@ std::string found_line(const std::string &path, uint64_t step,
 	json_object_object_add(o, "step", json_object_new_int64((int64_t)step));
 	json_object_object_add(o, "from", json_object_new_string(from.c_str()));
 	if (bytes >= 0) {
-		json_object_object_add(o, "bytes", json_object_new_int64(bytes));
+		json_object_object_add(o, "bytes",
+				       json_object_new_int64(bytes));
 		json_object_object_add(o, "ms", json_object_new_double(ms));
 	}
 	return to_line(o);
@@ -101,8 +104,8 @@ static std::string copy_from(const Options &opt, uint64_t job, Where &w,
 	if (fd < 0)
 		return "";
 	std::string req = cred + "\n{\"v\":1,\"op\":\"ckpt_get\",\"job\":" +
-			  std::to_string(job) + ",\"step\":" +
-			  std::to_string(w.step) + "}\n";
+			  std::to_string(job) +
+			  ",\"step\":" + std::to_string(w.step) + "}\n";
 	Reader r(fd);
 	json_object *h = nullptr;
 	std::string out;
@@ -113,11 +116,14 @@ static std::string copy_from(const Options &opt, uint64_t job, Where &w,
 		uint64_t s = (uint64_t)get_int(h, "step", (int64_t)w.step);
 		int64_t bytes = get_int(h, "bytes", -1);
 		if (bytes >= 0 &&
-		    receive_ckpt(opt.ckpt_dir, job, s, (uint64_t)bytes, r, owner,
-				 w.node, &path, err)) {
-			double ms = std::chrono::duration<double, std::milli>(
-					    std::chrono::steady_clock::now() - t0).count();
-			logf("fetch job %llu: step %llu from %s, %lld bytes in %.0f ms (%.1f MB/s), verified",
+		    receive_ckpt(opt.ckpt_dir, job, s, (uint64_t)bytes, r,
+				 owner, w.node, &path, err)) {
+			double ms =
+				std::chrono::duration<double, std::milli>(
+					std::chrono::steady_clock::now() - t0)
+					.count();
+			logf("fetch job %llu: step %llu from %s, %lld bytes in "
+			     "%.0f ms (%.1f MB/s), verified",
 			     (unsigned long long)job, (unsigned long long)s,
 			     w.node.c_str(), (long long)bytes, ms,
 			     ms > 0 ? bytes / 1e3 / ms : 0.0);
@@ -146,19 +152,23 @@ std::string Agent::fetch(uint64_t job, const std::string &peer, uint64_t step,
 		w.step = step;
 	} else if (!ask_where(*this, job, &w, &err)) {
 		if (local) /* the plugin is away: what we have will do */
-			return found_line(local->path, local->step, opt_.node, -1, 0);
-		return fail_line("no checkpoint of job " + j + " on " + opt_.node +
-				 ", and the plugin cannot say where one is: " + err);
+			return found_line(local->path, local->step, opt_.node,
+					  -1, 0);
+		return fail_line(
+			"no checkpoint of job " + j + " on " + opt_.node +
+			", and the plugin cannot say where one is: " + err);
 	} else if (w.uid >= 0 && uid != 0 && uid != (uid_t)w.uid) {
 		return fail_line("job " + j + " is not yours (uid " +
 				 std::to_string(uid) + ")");
 	} else if (w.node == opt_.node && !local) {
-		return fail_line("the plugin says job " + j + "'s checkpoint is "
-				 "here, but " + job_dir(opt_.ckpt_dir, job) +
+		return fail_line("the plugin says job " + j +
+				 "'s checkpoint is "
+				 "here, but " +
+				 job_dir(opt_.ckpt_dir, job) +
 				 " has no complete one");
 	} else if (w.node != opt_.node && w.addr.port.empty()) {
-		return fail_line("ckpt_where for job " + j + ": no address for " +
-				 w.node);
+		return fail_line("ckpt_where for job " + j +
+				 ": no address for " + w.node);
 	}
 	if (local && (w.node == opt_.node || local->step >= w.step))
 		return found_line(local->path, local->step, opt_.node, -1, 0);

@@ -28,7 +28,8 @@
 #define TIDAL_HAVE_TOPO 1
 #endif
 
-namespace tidal::agent {
+namespace tidal::agent
+{
 
 using namespace tidal::wire;
 
@@ -60,7 +61,8 @@ static json_object *topology(const Options &opt)
 			/* Ports and link states as the verbs see them (none
 			 * without InfiniBand: an empty list). */
 			json_object *v = json_tokener_parse(
-				topo::verbs_to_json(topo::hcas_from_verbs()).c_str());
+				topo::verbs_to_json(topo::hcas_from_verbs())
+					.c_str());
 			if (v)
 				json_object_object_add(t, "verbs_hcas", v);
 			return t;
@@ -75,13 +77,15 @@ static json_object *topology(const Options &opt)
 bool Agent::register_node(std::string *err)
 {
 	json_object *o = new_request("node_register", opt_.node);
-	json_object_object_add(o, "addr", json_object_new_string(addr().c_str()));
+	json_object_object_add(o, "addr",
+			       json_object_new_string(addr().c_str()));
 	json_object_object_add(o, "agent_version",
 			       json_object_new_string(TIDALD_VERSION));
 	json_object_object_add(o, "ckpt_dir",
 			       json_object_new_string(opt_.ckpt_dir.c_str()));
-	json_object_object_add(o, "ckpt_free_bytes",
-			       json_object_new_int64((int64_t)free_bytes(opt_.ckpt_dir)));
+	json_object_object_add(
+		o, "ckpt_free_bytes",
+		json_object_new_int64((int64_t)free_bytes(opt_.ckpt_dir)));
 	json_object_object_add(o, "heartbeat_s",
 			       json_object_new_double(opt_.heartbeat));
 	json_object_object_add(o, "topology", topology(opt_));
@@ -108,7 +112,8 @@ static json_object *job_entry(const std::string &sock, uint64_t job)
 		return nullptr;
 	json_object *e = json_object_new_object();
 	json_object_object_add(e, "job", json_object_new_int64((int64_t)job));
-	json_object_object_foreach(r, k, v) {
+	json_object_object_foreach(r, k, v)
+	{
 		if (!std::strcmp(k, "v") || !std::strcmp(k, "ok") ||
 		    !std::strcmp(k, "job"))
 			continue;
@@ -134,12 +139,14 @@ std::string Agent::launcher_status()
 		if (std::sscanf(e->d_name, "launch-%llu%7s", &job, tail) != 2 ||
 		    std::strcmp(tail, ".sock"))
 			continue;
-		if (json_object *j = job_entry(node_dir() + "/" + e->d_name, job))
+		if (json_object *j =
+			    job_entry(node_dir() + "/" + e->d_name, job))
 			json_object_array_add(jobs, j);
 	}
 	if (d)
 		closedir(d);
-	std::string s = json_object_to_json_string_ext(jobs, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	std::string s = json_object_to_json_string_ext(
+		jobs, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	json_object_put(jobs);
 	return s;
 }
@@ -147,9 +154,11 @@ std::string Agent::launcher_status()
 bool Agent::heartbeat(std::string *err)
 {
 	json_object *o = new_request("node_heartbeat", opt_.node);
-	json_object_object_add(o, "jobs", json_tokener_parse(launcher_status().c_str()));
-	json_object_object_add(o, "ckpt_free_bytes",
-			       json_object_new_int64((int64_t)free_bytes(opt_.ckpt_dir)));
+	json_object_object_add(o, "jobs",
+			       json_tokener_parse(launcher_status().c_str()));
+	json_object_object_add(
+		o, "ckpt_free_bytes",
+		json_object_new_int64((int64_t)free_bytes(opt_.ckpt_dir)));
 	json_object_object_add(o, "heartbeat_s",
 			       json_object_new_double(opt_.heartbeat));
 	std::string reply;
@@ -175,7 +184,8 @@ bool Agent::heartbeat(std::string *err)
 				if (!commands_seen_.insert(id).second)
 					continue; /* delivered twice */
 			}
-			std::thread(&Agent::run_command, this, id, op, job).detach();
+			std::thread(&Agent::run_command, this, id, op, job)
+				.detach();
 		}
 	}
 	json_object_put(r);
@@ -196,10 +206,11 @@ static void ask_launcher(const std::string &sock, const std::string &op,
 		ok = reply_ok(r, &err);
 	json_object_object_add(a, "ok", json_object_new_boolean(ok));
 	if (ok) {
-		for (const char *k : {"step", "path", "bytes", "ms"}) {
+		for (const char *k : { "step", "path", "bytes", "ms" }) {
 			json_object *v;
 			if (json_object_object_get_ex(r, k, &v))
-				json_object_object_add(a, k, json_object_get(v));
+				json_object_object_add(a, k,
+						       json_object_get(v));
 		}
 	} else {
 		json_object_object_add(a, "error",
@@ -211,15 +222,18 @@ static void ask_launcher(const std::string &sock, const std::string &op,
 
 void Agent::run_command(uint64_t id, const std::string &op, uint64_t job)
 {
-	std::string sock = node_dir() + "/launch-" + std::to_string(job) + ".sock";
+	std::string sock =
+		node_dir() + "/launch-" + std::to_string(job) + ".sock";
 	json_object *a = new_request("node_ack", opt_.node);
 	json_object_object_add(a, "id", json_object_new_int64((int64_t)id));
 	json_object_object_add(a, "job", json_object_new_int64((int64_t)job));
 	auto t0 = std::chrono::steady_clock::now();
 	if (op != "checkpoint" && op != "checkpoint_stop") {
 		json_object_object_add(a, "ok", json_object_new_boolean(0));
-		json_object_object_add(a, "error", json_object_new_string(
-			("unknown command '" + op + "'").c_str()));
+		json_object_object_add(
+			a, "error",
+			json_object_new_string(
+				("unknown command '" + op + "'").c_str()));
 	} else {
 		logf("command %llu: %s of job %llu via %s",
 		     (unsigned long long)id, op.c_str(),
@@ -227,9 +241,11 @@ void Agent::run_command(uint64_t id, const std::string &op, uint64_t job)
 		ask_launcher(sock, op, a);
 	}
 	double secs = std::chrono::duration<double>(
-			      std::chrono::steady_clock::now() - t0).count();
+			      std::chrono::steady_clock::now() - t0)
+			      .count();
 	if (get_bool(a, "ok"))
-		logf("command %llu: job %llu checkpointed at step %lld in %.2f s: %s",
+		logf("command %llu: job %llu checkpointed at step %lld in %.2f "
+		     "s: %s",
 		     (unsigned long long)id, (unsigned long long)job,
 		     (long long)get_int(a, "step"), secs,
 		     get_str(a, "path").c_str());

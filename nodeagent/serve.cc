@@ -34,7 +34,8 @@
 #include "nodeagent/agent.h"
 #include "nodeagent/ckpt_local.h"
 
-namespace tidal::agent {
+namespace tidal::agent
+{
 
 using namespace tidal::wire;
 
@@ -58,7 +59,7 @@ static json_object *ok_reply()
 /* Wait for a connection on FD; RET it, or -1 (timeout, or stopping). */
 static int accept_some(int fd, const std::atomic<bool> &stop)
 {
-	struct pollfd p = {fd, POLLIN, 0};
+	struct pollfd p = { fd, POLLIN, 0 };
 	while (!stop) {
 		if (poll(&p, 1, 500) <= 0)
 			continue;
@@ -74,7 +75,8 @@ void Agent::local_loop()
 	int c;
 	while ((c = accept_some(local_fd_, stop_)) >= 0) {
 		std::thread([this, c] {
-			struct ucred cr{};
+			struct ucred cr {
+			};
 			socklen_t len = sizeof(cr);
 			getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &len);
 			Reader r(c);
@@ -101,14 +103,17 @@ std::string Agent::handle_local(const std::string &req, uid_t uid)
 				  " not supported (tidald speaks 1)");
 	if (op == "hello") {
 		json_object *r = ok_reply();
-		json_object_object_add(r, "node", json_object_new_string(opt_.node.c_str()));
-		json_object_object_add(r, "ckpt_dir",
-				       json_object_new_string(opt_.ckpt_dir.c_str()));
+		json_object_object_add(
+			r, "node", json_object_new_string(opt_.node.c_str()));
+		json_object_object_add(
+			r, "ckpt_dir",
+			json_object_new_string(opt_.ckpt_dir.c_str()));
 		return to_line(r);
 	}
 	if (op == "fetch") {
 		if (job <= 0)
-			return error_line("fetch: \"job\" must be a job id > 0");
+			return error_line(
+				"fetch: \"job\" must be a job id > 0");
 		return fetch((uint64_t)job, peer, step, uid);
 	}
 	return error_line("unknown op '" + op + "' (hello, fetch)");
@@ -145,16 +150,18 @@ static void send_ckpt(int fd, const Options &opt, uint64_t job, uint64_t step,
 	if (stat(ckpt_file(opt.ckpt_dir, job, step, ".done").c_str(), &st) ||
 	    (in = open(tck.c_str(), O_RDONLY | O_CLOEXEC)) < 0 ||
 	    fstat(in, &st)) {
-		write_all(fd, error_line(tck + ": no complete checkpoint here (" +
-					 std::strerror(errno) + ")"));
+		write_all(fd,
+			  error_line(tck + ": no complete checkpoint here (" +
+				     std::strerror(errno) + ")"));
 		if (in >= 0)
 			close(in);
 		return;
 	}
 	json_object *h = ok_reply();
 	json_object_object_add(h, "bytes", json_object_new_int64(st.st_size));
-	json_object_object_add(h, "name", json_object_new_string(
-		tck.substr(tck.rfind('/') + 1).c_str()));
+	json_object_object_add(
+		h, "name",
+		json_object_new_string(tck.substr(tck.rfind('/') + 1).c_str()));
 	json_object_object_add(h, "step", json_object_new_int64((int64_t)step));
 	auto t0 = std::chrono::steady_clock::now();
 	bool ok = write_all(fd, to_line(h));
@@ -165,7 +172,8 @@ static void send_ckpt(int fd, const Options &opt, uint64_t job, uint64_t step,
 	}
 	close(in);
 	double s = std::chrono::duration<double>(
-			   std::chrono::steady_clock::now() - t0).count();
+			   std::chrono::steady_clock::now() - t0)
+			   .count();
 	logf("ckpt_get from %s: job %llu step %llu, %lld bytes %s in %.2f s",
 	     who.c_str(), (unsigned long long)job, (unsigned long long)step,
 	     (long long)st.st_size, ok ? "sent" : "NOT sent (peer gone)", s);
@@ -178,8 +186,9 @@ void Agent::serve_peer(int fd)
 	std::string who = peer_host(fd);
 	uid_t uid;
 	if (!r.line(&cred, 5000, 4096) || !r.line(&req, 5000, 64 * 1024)) {
-		write_all(fd, error_line("expected a MUNGE credential line and a "
-					 "request line"));
+		write_all(fd,
+			  error_line("expected a MUNGE credential line and a "
+				     "request line"));
 		return;
 	}
 	if (!munge_check(opt_.munge_socket, cred, &uid, &err)) {
@@ -190,8 +199,10 @@ void Agent::serve_peer(int fd)
 	if (uid != 0 && uid != opt_.slurm_user) {
 		logf("peer %s: uid %u refused (root or SlurmUser only)",
 		     who.c_str(), (unsigned)uid);
-		write_all(fd, error_line("peer operations need root or SlurmUser "
-					 "(you are uid " + std::to_string(uid) + ")"));
+		write_all(fd,
+			  error_line("peer operations need root or SlurmUser "
+				     "(you are uid " +
+				     std::to_string(uid) + ")"));
 		return;
 	}
 	json_object *o = parse_object(req);
@@ -200,8 +211,9 @@ void Agent::serve_peer(int fd)
 	if (o)
 		json_object_put(o);
 	if (op != "ckpt_get" || job <= 0 || step < 0) {
-		write_all(fd, error_line("expected {\"v\":1,\"op\":\"ckpt_get\","
-					 "\"job\":J,\"step\":S}"));
+		write_all(fd,
+			  error_line("expected {\"v\":1,\"op\":\"ckpt_get\","
+				     "\"job\":J,\"step\":S}"));
 		return;
 	}
 	send_ckpt(fd, opt_, (uint64_t)job, (uint64_t)step, who);

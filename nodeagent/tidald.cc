@@ -23,13 +23,17 @@
 #include "nodeagent/agent.h"
 #include "nodeagent/ckpt_local.h"
 
-namespace tidal::agent {
+namespace tidal::agent
+{
 
 static bool use_syslog;
 static std::string log_node = "?";
 static std::mutex log_mu;
 
-void log_set_node(const std::string &node) { log_node = node; }
+void log_set_node(const std::string &node)
+{
+	log_node = node;
+}
 
 void log_to_syslog(const std::string &node)
 {
@@ -120,7 +124,8 @@ void Agent::stop()
 
 void Agent::run()
 {
-	std::thread local(&Agent::local_loop, this), peer(&Agent::peer_loop, this);
+	std::thread local(&Agent::local_loop, this),
+		peer(&Agent::peer_loop, this);
 	bool registered = false, reachable = true;
 	std::string err;
 	logf("plugin at %s, heartbeat every %.1f s", opt_.plugin.str().c_str(),
@@ -129,21 +134,25 @@ void Agent::run()
 		if (!registered) {
 			registered = register_node(&err);
 			if (registered)
-				logf("registered with sched/tidal at %s as %s (peer address %s)",
-				     opt_.plugin.str().c_str(), opt_.node.c_str(),
-				     addr().c_str());
+				logf("registered with sched/tidal at %s as %s "
+				     "(peer address %s)",
+				     opt_.plugin.str().c_str(),
+				     opt_.node.c_str(), addr().c_str());
 			else if (reachable)
-				logf("cannot register with sched/tidal at %s: %s; retrying every %.0f s",
+				logf("cannot register with sched/tidal at %s: "
+				     "%s; retrying every %.0f s",
 				     opt_.plugin.str().c_str(), err.c_str(),
 				     std::min(opt_.heartbeat, 5.0));
 			reachable = registered;
-			if (!sleep_for(registered ? opt_.heartbeat
-						  : std::min(opt_.heartbeat, 5.0)))
+			if (!sleep_for(registered
+					       ? opt_.heartbeat
+					       : std::min(opt_.heartbeat, 5.0)))
 				break;
 			continue;
 		}
 		if (!heartbeat(&err)) {
-			logf("sched/tidal does not know this node (%s): registering again",
+			logf("sched/tidal does not know this node (%s): "
+			     "registering again",
 			     err.c_str());
 			registered = false;
 			continue;
@@ -169,30 +178,42 @@ void Agent::run()
 
 using namespace tidal::agent;
 
-
 [[noreturn]] static void usage(FILE *f, int rc)
 {
 	std::fputs(
-		"usage: tidald -N NODE [--plugin HOST:PORT] [--listen ADDR:PORT]\n"
+		"usage: tidald -N NODE [--plugin HOST:PORT] [--listen "
+		"ADDR:PORT]\n"
 		"              [--run-dir D] [--ckpt-dir D] [--heartbeat S]\n"
 		"              [--munge-socket P] [--topology-xml F] [-D]\n"
-		"Tidal's per-node agent: registers with sched/tidal, reports the\n"
-		"node's training jobs, checkpoints them on the scheduler's order\n"
+		"Tidal's per-node agent: registers with sched/tidal, reports "
+		"the\n"
+		"node's training jobs, checkpoints them on the scheduler's "
+		"order\n"
 		"and serves checkpoints to peer agents.  See tidald(8).\n"
-		"  -N, --node NODE       node name (default $SLURMD_NODENAME, else the\n"
+		"  -N, --node NODE       node name (default $SLURMD_NODENAME, "
+		"else the\n"
 		"                        short hostname)\n"
-		"  --plugin HOST:PORT    sched/tidal (default SlurmctldHost of\n"
-		"                        $SLURM_CONF and CtlPort of tidal.conf)\n"
-		"  --listen ADDR:PORT    peer port (default 0.0.0.0:6830; port 0 =\n"
+		"  --plugin HOST:PORT    sched/tidal (default SlurmctldHost "
+		"of\n"
+		"                        $SLURM_CONF and CtlPort of "
+		"tidal.conf)\n"
+		"  --listen ADDR:PORT    peer port (default 0.0.0.0:6830; port "
+		"0 =\n"
 		"                        any free one)\n"
-		"  --run-dir D           sockets under D/NODE (default /run/tidal,\n"
+		"  --run-dir D           sockets under D/NODE (default "
+		"/run/tidal,\n"
 		"                        or $TIDAL_RUN_DIR)\n"
-		"  --ckpt-dir D          checkpoint root (default /var/lib/tidal/ckpt)\n"
-		"  --heartbeat S         seconds between heartbeats (default 10)\n"
-		"  --munge-socket P      munged socket (default AuthInfo=socket= of\n"
+		"  --ckpt-dir D          checkpoint root (default "
+		"/var/lib/tidal/ckpt)\n"
+		"  --heartbeat S         seconds between heartbeats (default "
+		"10)\n"
+		"  --munge-socket P      munged socket (default "
+		"AuthInfo=socket= of\n"
 		"                        slurm.conf, else MUNGE's default)\n"
-		"  --topology-xml F      hwloc XML instead of this machine's topology\n"
-		"  -D, --foreground      stay in the foreground, log to stderr\n"
+		"  --topology-xml F      hwloc XML instead of this machine's "
+		"topology\n"
+		"  -D, --foreground      stay in the foreground, log to "
+		"stderr\n"
 		"  -h, --help, -V, --version\n",
 		f);
 	std::exit(rc);
@@ -206,13 +227,18 @@ using namespace tidal::agent;
 
 static Options parse(int argc, char **argv)
 {
-	static const option longs[] = {
-		{"node", 1, nullptr, 'N'},	   {"plugin", 1, nullptr, 'p'},
-		{"listen", 1, nullptr, 'l'},	   {"run-dir", 1, nullptr, 'r'},
-		{"ckpt-dir", 1, nullptr, 'c'},	   {"heartbeat", 1, nullptr, 'b'},
-		{"munge-socket", 1, nullptr, 'm'}, {"topology-xml", 1, nullptr, 't'},
-		{"foreground", 0, nullptr, 'D'},   {"help", 0, nullptr, 'h'},
-		{"version", 0, nullptr, 'V'},	   {nullptr, 0, nullptr, 0}};
+	static const option longs[] = { { "node", 1, nullptr, 'N' },
+					{ "plugin", 1, nullptr, 'p' },
+					{ "listen", 1, nullptr, 'l' },
+					{ "run-dir", 1, nullptr, 'r' },
+					{ "ckpt-dir", 1, nullptr, 'c' },
+					{ "heartbeat", 1, nullptr, 'b' },
+					{ "munge-socket", 1, nullptr, 'm' },
+					{ "topology-xml", 1, nullptr, 't' },
+					{ "foreground", 0, nullptr, 'D' },
+					{ "help", 0, nullptr, 'h' },
+					{ "version", 0, nullptr, 'V' },
+					{ nullptr, 0, nullptr, 0 } };
 	Options o;
 	tidal::wire::SlurmSide s = tidal::wire::read_slurm_side();
 	o.plugin = s.plugin;
@@ -227,7 +253,9 @@ static Options parse(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "N:DhV", longs, nullptr)) != -1) {
 		std::string a = optarg ? optarg : "";
 		switch (c) {
-		case 'N': o.node = a; break;
+		case 'N':
+			o.node = a;
+			break;
 		case 'p':
 			if (!tidal::wire::parse_endpoint(a, &o.plugin, &err))
 				die("--plugin " + err);
@@ -236,21 +264,37 @@ static Options parse(int argc, char **argv)
 			if (!tidal::wire::parse_endpoint(a, &o.listen, &err))
 				die("--listen " + err);
 			break;
-		case 'r': o.run_dir = a; break;
-		case 'c': o.ckpt_dir = a; break;
+		case 'r':
+			o.run_dir = a;
+			break;
+		case 'c':
+			o.ckpt_dir = a;
+			break;
 		case 'b': {
 			char *end;
 			o.heartbeat = std::strtod(a.c_str(), &end);
-			if (*end || !(o.heartbeat >= 0.2 && o.heartbeat <= 3600))
-				die("--heartbeat '" + a + "': seconds, 0.2 to 3600");
+			if (*end ||
+			    !(o.heartbeat >= 0.2 && o.heartbeat <= 3600))
+				die("--heartbeat '" + a +
+				    "': seconds, 0.2 to 3600");
 			break;
 		}
-		case 'm': o.munge_socket = a; break;
-		case 't': o.topology_xml = a; break;
-		case 'D': o.foreground = true; break;
-		case 'h': usage(stdout, 0);
-		case 'V': std::printf("tidald %s\n", TIDALD_VERSION); std::exit(0);
-		default: usage(stderr, 2);
+		case 'm':
+			o.munge_socket = a;
+			break;
+		case 't':
+			o.topology_xml = a;
+			break;
+		case 'D':
+			o.foreground = true;
+			break;
+		case 'h':
+			usage(stdout, 0);
+		case 'V':
+			std::printf("tidald %s\n", TIDALD_VERSION);
+			std::exit(0);
+		default:
+			usage(stderr, 2);
 		}
 	}
 	if (optind < argc)

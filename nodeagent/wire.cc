@@ -23,7 +23,8 @@
 #include <sstream>
 #include <strings.h>
 
-namespace tidal::wire {
+namespace tidal::wire
+{
 
 bool parse_endpoint(const std::string &s, Endpoint *out, std::string *err)
 {
@@ -133,15 +134,15 @@ bool munge_credential(const std::string &socket, std::string *cred,
 	return true;
 }
 
-bool munge_check(const std::string &socket, const std::string &cred,
-		 uid_t *uid, std::string *err)
+bool munge_check(const std::string &socket, const std::string &cred, uid_t *uid,
+		 std::string *err)
 {
 	munge_ctx_t ctx = make_ctx(socket, err);
 	if (!ctx)
 		return false;
 	gid_t gid;
-	munge_err_t e = munge_decode(cred.c_str(), ctx, nullptr, nullptr, uid,
-				     &gid);
+	munge_err_t e =
+		munge_decode(cred.c_str(), ctx, nullptr, nullptr, uid, &gid);
 	munge_ctx_destroy(ctx);
 	if (e != EMUNGE_SUCCESS) {
 		*err = std::string("MUNGE credential rejected: ") +
@@ -159,7 +160,7 @@ static int connect_timed(int fd, const sockaddr *a, socklen_t len,
 	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 	int rc = connect(fd, a, len);
 	if (rc && errno == EINPROGRESS) {
-		struct pollfd p = {fd, POLLOUT, 0};
+		struct pollfd p = { fd, POLLOUT, 0 };
 		rc = poll(&p, 1, timeout_ms);
 		if (rc == 0) {
 			errno = ETIMEDOUT;
@@ -198,12 +199,12 @@ int tcp_connect(const Endpoint &ep, int timeout_ms, std::string *err)
 	}
 	freeaddrinfo(res);
 	if (fd < 0)
-		*err = "cannot connect to " + ep.str() + ": " + std::strerror(e);
+		*err = "cannot connect to " + ep.str() + ": " +
+		       std::strerror(e);
 	return fd;
 }
 
-static bool unix_addr(const std::string &path, sockaddr_un *a,
-		      std::string *err)
+static bool unix_addr(const std::string &path, sockaddr_un *a, std::string *err)
 {
 	*a = {};
 	a->sun_family = AF_UNIX;
@@ -223,7 +224,8 @@ int unix_connect(const std::string &path, std::string *err)
 		return -1;
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (sockaddr *)&a, sizeof(a))) {
-		*err = "cannot connect to " + path + ": " + std::strerror(errno);
+		*err = "cannot connect to " + path + ": " +
+		       std::strerror(errno);
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -334,7 +336,7 @@ bool write_all(int fd, const std::string &s)
 
 bool Reader::fill(int timeout_ms)
 {
-	struct pollfd p = {fd_, POLLIN, 0};
+	struct pollfd p = { fd_, POLLIN, 0 };
 	int rc;
 	while ((rc = poll(&p, 1, timeout_ms)) < 0 && errno == EINTR)
 		;
@@ -466,7 +468,8 @@ bool reply_ok(json_object *o, std::string *err)
 
 std::string to_line(json_object *o)
 {
-	std::string s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	std::string s = json_object_to_json_string_ext(
+		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	json_object_put(o);
 	return s + "\n";
 }

@@ -22,7 +22,8 @@
 
 struct json_object;
 
-namespace tidal::wire {
+namespace tidal::wire
+{
 
 /* host:port; an empty host means "the peer's own address" in replies. */
 struct Endpoint {
@@ -37,10 +38,10 @@ bool parse_endpoint(const std::string &s, Endpoint *out, std::string *err);
 /* What the node side needs from slurm.conf ($SLURM_CONF, else
  * /etc/slurm/slurm.conf) and the tidal.conf beside it. */
 struct SlurmSide {
-	Endpoint plugin{"localhost", "6829"}; /* SlurmctldHost, CtlPort */
-	std::string munge_socket;             /* AuthInfo=socket=, or "" */
-	uid_t slurm_user = 0;                 /* SlurmUser's uid */
-	std::string slurm_conf;               /* the file read */
+	Endpoint plugin{ "localhost", "6829" }; /* SlurmctldHost, CtlPort */
+	std::string munge_socket;		/* AuthInfo=socket=, or "" */
+	uid_t slurm_user = 0;			/* SlurmUser's uid */
+	std::string slurm_conf;			/* the file read */
 };
 SlurmSide read_slurm_side();
 /* KEY= in FILE (case-insensitive; the last wins unless FIRST), or "". */
@@ -52,8 +53,8 @@ std::string conf_value(const std::string &file, const std::string &key,
 bool munge_credential(const std::string &socket, std::string *cred,
 		      std::string *err);
 /* Decode CRED; RET false with *ERR ("MUNGE credential rejected: ..."). */
-bool munge_check(const std::string &socket, const std::string &cred,
-		 uid_t *uid, std::string *err);
+bool munge_check(const std::string &socket, const std::string &cred, uid_t *uid,
+		 std::string *err);
 
 /* Connected sockets (close-on-exec), or -1 with *ERR. */
 int tcp_connect(const Endpoint &ep, int timeout_ms, std::string *err);
@@ -70,7 +71,8 @@ bool write_all(int fd, const std::string &s);
 
 /* Buffered reader: lines, then raw bytes (ckpt_get's body follows its
  * header line on the same connection). */
-class Reader {
+class Reader
+{
 public:
 	explicit Reader(int fd) : fd_(fd) {}
 	/* One line without its '\n'; false on EOF, timeout (TIMEOUT_MS per

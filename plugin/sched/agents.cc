@@ -44,9 +44,11 @@
 
 #include "plugin/sched/bridge.h"
 
-namespace tidal::plugin {
+namespace tidal::plugin
+{
 
-namespace {
+namespace
+{
 
 constexpr size_t kStoryLines = 16;  /* per job */
 constexpr size_t kJobsKept = 10000; /* checkpoint locations and stories */
@@ -77,7 +79,7 @@ struct JobInfo {
 	uint64_t step = 0;
 	double when = 0;
 	std::deque<std::string> story;
-	std::string status;      /* last heartbeat entry, JSON */
+	std::string status; /* last heartbeat entry, JSON */
 	std::string status_node;
 };
 
@@ -96,7 +98,10 @@ Registry &reg()
 	return r;
 }
 
-double wall_now() { return (double)std::time(nullptr); }
+double wall_now()
+{
+	return (double)std::time(nullptr);
+}
 
 std::string str(json_object *o, const char *k)
 {
@@ -143,11 +148,15 @@ std::string fail(const std::string &msg, bool reregister = false)
 	json_object *o = reply(false);
 	json_object_object_add(o, "error", json_object_new_string(msg.c_str()));
 	if (reregister)
-		json_object_object_add(o, "register", json_object_new_boolean(1));
+		json_object_object_add(o, "register",
+				       json_object_new_boolean(1));
 	return line(o);
 }
 
-void logl(Registry &r, const std::string &s) { r.log += s + "\n"; }
+void logl(Registry &r, const std::string &s)
+{
+	r.log += s + "\n";
+}
 
 std::string clock_str(double t)
 {
@@ -175,8 +184,8 @@ void note(Registry &r, uint32_t job, double now, const std::string &text)
 }
 
 /* Remember that NODE holds JOB's checkpoint STEP at PATH, if newer. */
-void saw_ckpt(Registry &r, uint32_t job, const std::string &node,
-	      uint64_t step, const std::string &path, double now)
+void saw_ckpt(Registry &r, uint32_t job, const std::string &node, uint64_t step,
+	      const std::string &path, double now)
 {
 	JobInfo &j = r.jobs[job];
 	if (step < j.step || (step == j.step && j.node == node))
@@ -203,10 +212,12 @@ std::string do_register(Registry &r, json_object *q, const std::string &node,
 	a.heartbeat_s = std::max(0.2, dbl(q, "heartbeat_s", 10));
 	json_object *t;
 	if (json_object_object_get_ex(q, "topology", &t) && t)
-		a.topology = json_object_to_json_string_ext(t, JSON_C_TO_STRING_PLAIN);
+		a.topology = json_object_to_json_string_ext(
+			t, JSON_C_TO_STRING_PLAIN);
 	a.registered = a.last_seen = now;
 	auto old = r.agents.find(node);
-	a.registrations = old != r.agents.end() ? old->second.registrations + 1 : 1;
+	a.registrations =
+		old != r.agents.end() ? old->second.registrations + 1 : 1;
 	logl(r, "agent " + node + " registered (" +
 			(a.registrations > 1 ? "again, " : "") + "tidald " +
 			a.version + ", peer " + a.addr + ", checkpoints in " +
@@ -224,8 +235,10 @@ std::string do_heartbeat(Registry &r, json_object *q, const std::string &node,
 {
 	auto it = r.agents.find(node);
 	if (it == r.agents.end())
-		return fail("node " + node + " is not registered (slurmctld "
-			    "restarted?): register first", true);
+		return fail("node " + node +
+				    " is not registered (slurmctld "
+				    "restarted?): register first",
+			    true);
 	AgentInfo &a = it->second;
 	a.last_seen = now;
 	a.ckpt_free = (uint64_t)num(q, "ckpt_free_bytes", (int64_t)a.ckpt_free);
@@ -239,11 +252,13 @@ std::string do_heartbeat(Registry &r, json_object *q, const std::string &node,
 			if (!job)
 				continue;
 			JobInfo &j = r.jobs[job];
-			j.status = json_object_to_json_string_ext(e, JSON_C_TO_STRING_PLAIN);
+			j.status = json_object_to_json_string_ext(
+				e, JSON_C_TO_STRING_PLAIN);
 			j.status_node = node;
 			if (json_object_object_get_ex(e, "last_ckpt", &lc) &&
 			    json_object_get_type(lc) == json_type_object)
-				saw_ckpt(r, job, node, (uint64_t)num(lc, "step"),
+				saw_ckpt(r, job, node,
+					 (uint64_t)num(lc, "step"),
 					 str(lc, "path"), now);
 		}
 	json_object *o = reply(true), *cmds = json_object_new_array();
@@ -251,12 +266,15 @@ std::string do_heartbeat(Registry &r, json_object *q, const std::string &node,
 		if (c.node != node || c.sent || c.state)
 			continue;
 		json_object *e = json_object_new_object();
-		json_object_object_add(e, "id", json_object_new_int64((int64_t)id));
-		json_object_object_add(e, "op", json_object_new_string(c.op.c_str()));
+		json_object_object_add(e, "id",
+				       json_object_new_int64((int64_t)id));
+		json_object_object_add(e, "op",
+				       json_object_new_string(c.op.c_str()));
 		json_object_object_add(e, "job", json_object_new_int64(c.job));
 		json_object_array_add(cmds, e);
 		c.sent = true;
-		note(r, c.job, now, c.op + " delivered to " + node + "'s tidald");
+		note(r, c.job, now,
+		     c.op + " delivered to " + node + "'s tidald");
 	}
 	json_object_object_add(o, "commands", cmds);
 	return line(o);
@@ -284,9 +302,11 @@ std::string do_ack(Registry &r, json_object *q, const std::string &node,
 	if (ok) {
 		saw_ckpt(r, c.job, node, c.step, c.path, now);
 		std::snprintf(msg, sizeof(msg),
-			      "checkpoint at step %llu on %s (%.1f MB in %.0f ms): %s",
+			      "checkpoint at step %llu on %s (%.1f MB in %.0f "
+			      "ms): %s",
 			      (unsigned long long)c.step, node.c_str(),
-			      num(q, "bytes") / 1e6, dbl(q, "ms"), c.path.c_str());
+			      num(q, "bytes") / 1e6, dbl(q, "ms"),
+			      c.path.c_str());
 	} else {
 		std::snprintf(msg, sizeof(msg), "%s on %s failed: %s",
 			      c.op.empty() ? "command" : c.op.c_str(),
@@ -308,10 +328,14 @@ std::string do_where(Registry &r, json_object *q)
 	const JobInfo &j = it->second;
 	json_object *o = reply(true);
 	json_object_object_add(o, "job", json_object_new_int64(job));
-	json_object_object_add(o, "node", json_object_new_string(j.node.c_str()));
-	json_object_object_add(o, "addr", json_object_new_string(j.addr.c_str()));
-	json_object_object_add(o, "step", json_object_new_int64((int64_t)j.step));
-	json_object_object_add(o, "path", json_object_new_string(j.path.c_str()));
+	json_object_object_add(o, "node",
+			       json_object_new_string(j.node.c_str()));
+	json_object_object_add(o, "addr",
+			       json_object_new_string(j.addr.c_str()));
+	json_object_object_add(o, "step",
+			       json_object_new_int64((int64_t)j.step));
+	json_object_object_add(o, "path",
+			       json_object_new_string(j.path.c_str()));
 	return line(o);
 }
 
@@ -325,8 +349,10 @@ std::string handle(const char *request, uint32_t uid, bool admin,
 	std::string out;
 	if (!*mine) {
 	} else if (!admin) {
-		out = fail(op + " is for node agents: it needs root or "
-				"SlurmUser (you are uid " + std::to_string(uid) + ")");
+		out = fail(op +
+			   " is for node agents: it needs root or "
+			   "SlurmUser (you are uid " +
+			   std::to_string(uid) + ")");
 	} else if (num(q, "version", num(q, "v")) != 1) {
 		out = fail("wire version " +
 			   std::to_string(num(q, "version", num(q, "v"))) +
@@ -376,7 +402,8 @@ std::string human_bytes(uint64_t b)
 
 void put(json_object *rec, const char *k, const std::string &v)
 {
-	json_object_object_add(rec, k, json_object_new_string(v.empty() ? "None" : v.c_str()));
+	json_object_object_add(
+		rec, k, json_object_new_string(v.empty() ? "None" : v.c_str()));
 }
 
 } /* namespace */
@@ -411,8 +438,10 @@ void agent_node_fields(const std::string &node, json_object *rec, double now)
 		gpus = (int)json_object_array_length(v);
 		numa += gpus ? " (GPU:NUMA" : "";
 		for (int i = 0; i < gpus; i++)
-			numa += (i ? "," : " ") + std::to_string(num(
-				json_object_array_get_idx(v, i), "numa", -1));
+			numa += (i ? "," : " ") +
+				std::to_string(
+					num(json_object_array_get_idx(v, i),
+					    "numa", -1));
 		numa += gpus ? ")" : "";
 	}
 	if (t)
@@ -435,13 +464,14 @@ void agent_job_fields(uint32_t job, json_object *rec, bool full)
 	const JobInfo &j = it->second;
 	if (full || j.step)
 		put(rec, "Checkpoint",
-		    j.step ? "step " + std::to_string(j.step) + " on " + j.node +
-				     " " + j.path
+		    j.step ? "step " + std::to_string(j.step) + " on " +
+				     j.node + " " + j.path
 			   : "");
 	if (full && !j.status.empty()) {
 		json_object *s = json_tokener_parse(j.status.c_str());
 		char buf[160];
-		std::snprintf(buf, sizeof(buf), "step %lld, %.3g it/s, loss %.4g, %s (%s)",
+		std::snprintf(buf, sizeof(buf),
+			      "step %lld, %.3g it/s, loss %.4g, %s (%s)",
 			      (long long)num(s, "step"), dbl(s, "it_s"),
 			      dbl(s, "loss"), str(s, "state").c_str(),
 			      j.status_node.c_str());
@@ -466,11 +496,12 @@ extern "C" char *tidal_agent_request(const char *request, uint32_t uid,
 {
 	try {
 		bool mine = false;
-		std::string out = handle(request ? request : "", uid, admin != 0,
-					 peer_host, &mine);
+		std::string out = handle(request ? request : "", uid,
+					 admin != 0, peer_host, &mine);
 		return mine ? dup_c(out) : nullptr;
 	} catch (...) {
-		return dup_c("{\"version\":1,\"ok\":false,\"error\":\"internal error\"}\n");
+		return dup_c("{\"version\":1,\"ok\":false,\"error\":\"internal "
+			     "error\"}\n");
 	}
 }
 
@@ -559,7 +590,8 @@ extern "C" char *tidal_agent_state_dump(void)
 			continue;
 		std::snprintf(b, sizeof(b), "ckpt %u %llu %ld %s %s ", job,
 			      (unsigned long long)j.step, (long)j.when,
-			      j.node.c_str(), j.addr.empty() ? "-" : j.addr.c_str());
+			      j.node.c_str(),
+			      j.addr.empty() ? "-" : j.addr.c_str());
 		s += b + j.path + "\n";
 	}
 	for (const auto &[id, c] : r.commands) {
@@ -586,8 +618,9 @@ extern "C" int tidal_agent_state_line(const char *l)
 		r.next_id = std::max<uint64_t>(r.next_id, a);
 		return 1;
 	}
-	if (std::sscanf(l, "ckpt %u %llu %ld %128s %255s %n", &job, &step, &when,
-			node, addr, &used) == 5 && used > 0) {
+	if (std::sscanf(l, "ckpt %u %llu %ld %128s %255s %n", &job, &step,
+			&when, node, addr, &used) == 5 &&
+	    used > 0) {
 		JobInfo &j = r.jobs[job];
 		j.step = step;
 		j.when = (double)when;

@@ -12,7 +12,8 @@
 
 struct json_object;
 
-namespace tidal::plugin {
+namespace tidal::plugin
+{
 
 /* Agent columns of NODE's `show nodes` record: Agent, HeartbeatAge,
  * CkptFree, HCAs, TopoGPUs, NUMA. */

@@ -63,7 +63,8 @@ static void test_reader(void **state)
 	/* A header line and a body that contains newlines, in one write:
 	 * the reader must hand back the body bytes it buffered. */
 	std::string body = "ab\ncd\n\x01\x02";
-	assert_true(write_all(sv[0], "{\"v\":1,\"ok\":true,\"bytes\":8}\n" + body));
+	assert_true(
+		write_all(sv[0], "{\"v\":1,\"ok\":true,\"bytes\":8}\n" + body));
 	close(sv[0]);
 	Reader r(sv[1]);
 	std::string line;
@@ -90,9 +91,9 @@ static void test_line_limits(void **state)
 	assert_true(write_all(sv[0], std::string(100, 'x')));
 	Reader r(sv[1]);
 	std::string line;
-	assert_false(r.line(&line, 1000, 10));  /* longer than MAX */
+	assert_false(r.line(&line, 1000, 10)); /* longer than MAX */
 	Reader r2(sv[1]);
-	assert_false(r2.line(&line, 50));       /* no newline: timeout */
+	assert_false(r2.line(&line, 50)); /* no newline: timeout */
 	close(sv[0]);
 	close(sv[1]);
 }
@@ -102,7 +103,8 @@ static void test_json(void **state)
 	std::string err;
 	assert_null(parse_object("[1,2]"));
 	assert_null(parse_object("garbage"));
-	json_object *o = parse_object("{\"ok\":false,\"error\":\"no\",\"x\":2.5}");
+	json_object *o =
+		parse_object("{\"ok\":false,\"error\":\"no\",\"x\":2.5}");
 	assert_false(reply_ok(o, &err));
 	assert_string_equal(err.c_str(), "no");
 	assert_true(get_num(o, "x") == 2.5);
