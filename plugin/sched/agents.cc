@@ -20,8 +20,9 @@
  *   node_ack       {node, id, job, ok, step, path, bytes, ms, error}
  *   ckpt_where     {job}                 -> {ok, node, addr, step, path}
  *
- * A command goes out once, with the next heartbeat reply of its node; its
- * ack (or CheckpointTimeout, resize.c) ends it.  Checkpoint locations come
+ * A command goes out with the next heartbeat reply of its node, and again
+ * after the agent registers anew (a restarted tidald); its ack (or
+ * CheckpointTimeout, resize.c) ends it.  Checkpoint locations come
  * from acks and from the last_ckpt the launchers report in heartbeats, and
  * are saved with the plugin state (state.c), as are unanswered commands.
  *
@@ -223,6 +224,11 @@ std::string do_register(Registry &r, json_object *q, const std::string &node,
 			a.version + ", peer " + a.addr + ", checkpoints in " +
 			a.ckpt_dir + ")");
 	r.agents[node] = a;
+	/* A restarted tidald forgot what it was doing: send it again (one
+	 * that only re-registered ignores ids it has seen). */
+	for (auto &[id, c] : r.commands)
+		if (c.node == node && c.state == 0)
+			c.sent = false;
 	/* Where it serves from may have changed: so has every address. */
 	for (auto &[id, j] : r.jobs)
 		if (j.node == node)

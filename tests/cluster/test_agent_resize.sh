@@ -32,11 +32,14 @@ ResizeSignal=none
 CheckpointTimeout=120
 RejectAction=cancel"
 
-for n in $NODES; do
-	"$BUILD_ABS/tidald" -D -N "$n" --listen 127.0.0.1:0 --run-dir "$T/tidal-run" \
-		--ckpt-dir "$T/ckpt/$n" --heartbeat 1 >>"$T/log/tidald-$n.log" 2>&1 &
+declare -A APID
+start_tidald() { # start_tidald NODE
+	"$BUILD_ABS/tidald" -D -N "$1" --listen 127.0.0.1:0 --run-dir "$T/tidal-run" \
+		--ckpt-dir "$T/ckpt/$1" --heartbeat 1 >>"$T/log/tidald-$1.log" 2>&1 &
+	APID[$1]=$!
 	disown
-done
+}
+for n in $NODES; do start_tidald "$n"; done
 agents_up() { [ "$("$TIDALCTL" -o show nodes 2>/dev/null | grep -c 'Agent=UP')" -eq 4 ]; }
 check "4 agents up" wait_for 30 agents_up
 
@@ -56,6 +59,18 @@ ckpt_done() { ls "$T/ckpt/n4/$e/"*.done >/dev/null 2>&1; }
 check "E trains and checkpoints on n4" wait_for 60 ckpt_done
 agent_sees_e() { "$TIDALCTL" show job "$e" | grep -q "Training=step"; }
 check "tidald n4 reports E's training to the plugin" wait_for 10 agent_sees_e
+
+# tidald is not in the job's path: killed and restarted, it finds E's
+# launcher again by its socket and reports it.
+kill -9 "${APID[n4]}"
+start_tidald n4
+reregistered() { [ "$(grep -c 'registered with sched/tidal' "$T/log/tidald-n4.log")" -ge 2 ]; }
+check "tidald n4 killed -9 and restarted: registered again" wait_for 15 reregistered
+train_step() { "$TIDALCTL" -o show job "$e" | grep -o 'Training=step [0-9]*' | awk '{print $2}'; }
+s1=$(train_step)
+newer_step() { [ "$(train_step)" -gt "${s1:-0}" ]; }
+check "... E kept running, and n4's new agent reports its progress" \
+	eval 'is_state "$e" RUNNING && wait_for 10 newer_step'
 
 d=$(submit -N1 --gpus=2 --deadline=now+2hours -t 30 --wrap 'sleep 600')
 t0=$(date +%s)
