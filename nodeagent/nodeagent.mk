@@ -4,8 +4,8 @@
 # ---- tidald (AGENT) -------------------------------------------------------
 # wire.cc (MUNGE + TCP / unix-socket JSON lines) goes into libtidal-node.a
 # so that tidal-launch talks to tidald with the same code.  tidald sends
-# nodeagent/topo.h's summary at registration once that is in the tree
-# (plugin_link.cc checks with __has_include; it registers with {} before).
+# nodeagent/topo.h's summary (and, with HCAs, the fabric: core/fabric.cc,
+# hence libtidal-core.a) at registration.
 
 NODE_LIB_SRC += nodeagent/wire.cc
 NODE_LIBS += $(JSONC_LIBS)
@@ -17,9 +17,46 @@ TIDALD_OBJ := $(TIDALD_SRC:%.cc=$(BUILD)/obj/%.o)
 
 $(TIDALD_OBJ): TIDAL_CXXFLAGS += $(NODE_CFLAGS)
 
-$(BUILD)/tidald: $(TIDALD_OBJ) $(BUILD)/libtidal-node.a
+$(BUILD)/tidald: $(TIDALD_OBJ) $(BUILD)/libtidal-node.a \
+		$(BUILD)/libtidal-core.a
 	$(CXX) $(TIDAL_LDFLAGS) -o $@ $(TIDALD_OBJ) $(BUILD)/libtidal-node.a \
-		$(NODE_LIBS)
+		$(BUILD)/libtidal-core.a $(CORE_LIBS) $(NODE_LIBS)
 
 NODE_TARGETS += $(BUILD)/tidald
 # ---- end of tidald (AGENT) ------------------------------------------------
+
+# ---- topology and fabric (TOPO) -------------------------------------------
+# nodeagent/topo*.cc (hwloc summary, libibverbs ports) and fabric_ib.cc
+# (libibnetdisc) go into libtidal-node.a for tidald and tidal-launch; each
+# library is optional and switched on by its HAVE_ flag from config.mk.
+# Programs that call fabric::to_json()/build_tree() also link
+# libtidal-core.a (core/fabric.cc).
+
+NODE_LIB_SRC += nodeagent/topo.cc nodeagent/topo_verbs.cc \
+	nodeagent/fabric_ib.cc
+NODE_LIBS += $(JSONC_LIBS)
+ifeq ($(HAVE_HWLOC),1)
+NODE_CFLAGS += -DTIDAL_HAVE_HWLOC $(HWLOC_CFLAGS)
+NODE_LIBS += $(HWLOC_LIBS)
+endif
+ifeq ($(HAVE_IBVERBS),1)
+NODE_CFLAGS += -DTIDAL_HAVE_IBVERBS $(IBVERBS_CFLAGS)
+NODE_LIBS += $(IBVERBS_LIBS)
+endif
+ifeq ($(HAVE_IBNETDISC),1)
+NODE_CFLAGS += -DTIDAL_HAVE_IBNETDISC $(IBNETDISC_CFLAGS)
+NODE_LIBS += $(IBNETDISC_LIBS) -libmad
+endif
+
+TIDAL_TOPO_OBJ := $(BUILD)/obj/nodeagent/tidal_topo.o
+-include $(TIDAL_TOPO_OBJ:.o=.d)
+$(TIDAL_TOPO_OBJ): TIDAL_CXXFLAGS += $(NODE_CFLAGS)
+
+$(BUILD)/tidal-topo: $(TIDAL_TOPO_OBJ) $(BUILD)/libtidal-node.a \
+		$(BUILD)/libtidal-core.a
+	$(CXX) $(TIDAL_LDFLAGS) -o $@ $(TIDAL_TOPO_OBJ) \
+		$(BUILD)/libtidal-node.a $(BUILD)/libtidal-core.a \
+		$(CORE_LIBS) $(NODE_LIBS)
+
+NODE_TARGETS += $(BUILD)/tidal-topo
+# ---- end of topology and fabric (TOPO) ------------------------------------

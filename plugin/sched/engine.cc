@@ -25,6 +25,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/fabric.h"
 #include "core/policy.h"
 #include "plugin/sched/bridge.h"
 #include "plugin/sched/engine_state.h"
@@ -265,6 +266,42 @@ void Engine::fill_cluster(const tidal_snap_t &s, Cluster *c)
 	for (int i = 0; i < s.n_switches; i++)
 		if (c->switches[i].parent >= 0)
 			c->switches[c->switches[i].parent].children.push_back(i);
+}
+
+/*
+ * When topology.conf gave no switches (the snapshot has none), take the
+ * switch tree from the InfiniBand fabric the node agents reported: REPORTS
+ * holds the "fabric" JSON of each agent's registration (tidal-topo
+ * --fabric's output).  Reports are merged by GUID (each agent sees its own
+ * subnet), so one stale or partial report does not hide the rest; one that
+ * does not parse is skipped with a line in LOG.  Nodes the fabric does not
+ * name keep no switch.  RET the number of C's nodes given a leaf switch.
+ */
+int apply_agent_fabric(const std::vector<std::string> &reports, Cluster *c,
+		       std::string *log)
+{
+	if (!c->switches.empty() || reports.empty())
+		return 0;
+	fabric::Fabric all;
+	bool any = false;
+	for (size_t i = 0; i < reports.size(); i++) {
+		fabric::Fabric f;
+		std::string err;
+		if (!fabric::from_json(reports[i],
+				       "agent fabric report " + std::to_string(i),
+				       &f, &err)) {
+			*log += err + "; skipped\n";
+			continue;
+		}
+		fabric::merge(&all, f);
+		any = true;
+	}
+	if (!any)
+		return 0;
+	fabric::SwitchTree tree = fabric::build_tree(all);
+	for (const std::string &w : tree.warnings)
+		*log += "fabric: " + w + "\n";
+	return fabric::apply_tree(tree, c);
 }
 
 static void copy_decision(const Decision &d, tidal_decision_t *o)
