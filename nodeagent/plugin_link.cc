@@ -23,10 +23,9 @@
 #include "nodeagent/agent.h"
 #include "nodeagent/ckpt_local.h"
 
-#if __has_include("nodeagent/topo.h")
+#include "core/fabric.h"
+#include "nodeagent/fabric_ib.h"
 #include "nodeagent/topo.h"
-#define TIDAL_HAVE_TOPO 1
-#endif
 
 namespace tidal::agent
 {
@@ -49,20 +48,22 @@ bool Agent::plugin_request(const std::string &req, std::string *reply,
 			     timeout_ms, err);
 }
 
-/* The node's hwloc/verbs summary (nodeagent/topo.h), {} without it. */
-static json_object *topology(const Options &opt)
+/* The node's hwloc/verbs summary (nodeagent/topo.h); {} if hwloc fails.
+ * OUT *HCAS: how many RDMA devices the verbs list. */
+static json_object *topology(const Options &opt, size_t *hcas)
 {
-#ifdef TIDAL_HAVE_TOPO
+	*hcas = 0;
 	try {
 		auto s = opt.topology_xml.empty()
 				 ? topo::summarize_live()
 				 : topo::summarize_xml(opt.topology_xml);
 		if (json_object *t = parse_object(topo::to_json(s))) {
 			/* Ports and link states as the verbs see them (none
-			 * without InfiniBand: an empty list). */
+			 * without InfiniBand: an empty list, no error). */
+			auto verbs = topo::hcas_from_verbs();
+			*hcas = verbs.size();
 			json_object *v = json_tokener_parse(
-				topo::verbs_to_json(topo::hcas_from_verbs())
-					.c_str());
+				topo::verbs_to_json(verbs).c_str());
 			if (v)
 				json_object_object_add(t, "verbs_hcas", v);
 			return t;
@@ -70,8 +71,27 @@ static json_object *topology(const Options &opt)
 	} catch (const std::exception &e) {
 		logf("topology: %s; registering without it", e.what());
 	}
-#endif
 	return json_object_new_object();
+}
+
+/* The InfiniBand fabric as seen from this node (libibnetdisc), for the
+ * plugin's switch tree when topology.conf gives none; NULL without HCAs
+ * or when discovery fails (said once in the log). */
+static json_object *fabric_report(size_t hcas)
+{
+	static bool said;
+	if (hcas == 0)
+		return nullptr;
+	try {
+		fabric::Fabric f = topo::discover_fabric();
+		return parse_object(fabric::to_json(f, nullptr));
+	} catch (const std::exception &e) {
+		if (!said)
+			logf("fabric discovery: %s; registering without it",
+			     e.what());
+		said = true;
+	}
+	return nullptr;
 }
 
 bool Agent::register_node(std::string *err)
@@ -88,7 +108,10 @@ bool Agent::register_node(std::string *err)
 		json_object_new_int64((int64_t)free_bytes(opt_.ckpt_dir)));
 	json_object_object_add(o, "heartbeat_s",
 			       json_object_new_double(opt_.heartbeat));
-	json_object_object_add(o, "topology", topology(opt_));
+	size_t hcas;
+	json_object_object_add(o, "topology", topology(opt_, &hcas));
+	if (json_object *f = fabric_report(hcas))
+		json_object_object_add(o, "fabric", f);
 	std::string reply;
 	if (!plugin_request(to_line(o), &reply, err))
 		return false;

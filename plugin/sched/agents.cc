@@ -13,7 +13,7 @@
  * ctl_server.c), root/SlurmUser only:
  *
  *   node_register  {node, addr, agent_version, ckpt_dir, ckpt_free_bytes,
- *                   heartbeat_s, topology}                 -> {ok}
+ *                   heartbeat_s, topology, [fabric]}       -> {ok}
  *   node_heartbeat {node, jobs:[{job, step, it_s, loss, ..., last_ckpt}],
  *                   ckpt_free_bytes}     -> {ok, commands:[{id, op, job}]}
  *                   an unknown node gets {ok:false, register:true}
@@ -32,6 +32,7 @@
 
 #include <json.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -57,6 +58,7 @@ constexpr size_t kJobsKept = 10000; /* checkpoint locations and stories */
 struct AgentInfo {
 	std::string addr, version, ckpt_dir;
 	std::string topology = "{}"; /* JSON as sent */
+	std::string fabric;          /* its fabric report (JSON), or "" */
 	uint64_t ckpt_free = 0;
 	double heartbeat_s = 10;
 	double registered = 0, last_seen = 0;
@@ -215,6 +217,8 @@ std::string do_register(Registry &r, json_object *q, const std::string &node,
 	if (json_object_object_get_ex(q, "topology", &t) && t)
 		a.topology = json_object_to_json_string_ext(
 			t, JSON_C_TO_STRING_PLAIN);
+	if (json_object_object_get_ex(q, "fabric", &t) && t)
+		a.fabric = json_object_to_json_string_ext(t, JSON_C_TO_STRING_PLAIN);
 	a.registered = a.last_seen = now;
 	auto old = r.agents.find(node);
 	a.registrations =
@@ -455,6 +459,18 @@ void agent_node_fields(const std::string &node, json_object *rec, double now)
 	put(rec, "HCAs", hcas);
 	put(rec, "TopoGPUs", gpus < 0 ? "" : std::to_string(gpus));
 	put(rec, "NUMA", numa);
+}
+
+std::vector<std::string> agent_fabric_reports()
+{
+	Registry &r = reg();
+	std::lock_guard<std::mutex> g(r.mu);
+	std::vector<std::string> out;
+	for (const auto &[node, a] : r.agents)
+		if (!a.fabric.empty() &&
+		    std::find(out.begin(), out.end(), a.fabric) == out.end())
+			out.push_back(a.fabric);
+	return out;
 }
 
 void agent_job_fields(uint32_t job, json_object *rec, bool full)

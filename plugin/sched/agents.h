@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 struct json_object;
 
@@ -21,5 +22,9 @@ void agent_node_fields(const std::string &node, json_object *rec, double now);
 /* JOB's checkpoint and resize story for `show job` / `explain`; the live
  * metrics its agent reports (step, it/s, loss) when FULL. */
 void agent_job_fields(std::uint32_t job, json_object *rec, bool full);
+
+/* The distinct fabric reports of the registered agents (JSON of
+ * core/fabric.h's to_json()), for apply_agent_fabric() in engine.cc. */
+std::vector<std::string> agent_fabric_reports();
 
 } /* namespace tidal::plugin */
