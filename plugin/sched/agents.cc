@@ -58,7 +58,7 @@ constexpr size_t kJobsKept = 10000; /* checkpoint locations and stories */
 struct AgentInfo {
 	std::string addr, version, ckpt_dir;
 	std::string topology = "{}"; /* JSON as sent */
-	std::string fabric;          /* its fabric report (JSON), or "" */
+	std::string fabric;	     /* its fabric report (JSON), or "" */
 	uint64_t ckpt_free = 0;
 	double heartbeat_s = 10;
 	double registered = 0, last_seen = 0;
@@ -218,7 +218,8 @@ std::string do_register(Registry &r, json_object *q, const std::string &node,
 		a.topology = json_object_to_json_string_ext(
 			t, JSON_C_TO_STRING_PLAIN);
 	if (json_object_object_get_ex(q, "fabric", &t) && t)
-		a.fabric = json_object_to_json_string_ext(t, JSON_C_TO_STRING_PLAIN);
+		a.fabric = json_object_to_json_string_ext(
+			t, JSON_C_TO_STRING_PLAIN);
 	a.registered = a.last_seen = now;
 	auto old = r.agents.find(node);
 	a.registrations =
@@ -434,12 +435,16 @@ void agent_node_fields(const std::string &node, json_object *rec, double now)
 	put(rec, "CkptFree", human_bytes(a.ckpt_free));
 	json_object *t = json_tokener_parse(a.topology.c_str()), *v;
 	std::string hcas, numa;
+	std::vector<std::string> names;
 	int gpus = -1;
 	if (t && json_object_object_get_ex(t, "hcas", &v) &&
 	    json_object_get_type(v) == json_type_array)
 		for (size_t i = 0; i < json_object_array_length(v); i++)
-			hcas += (hcas.empty() ? "" : ",") +
-				str(json_object_array_get_idx(v, i), "name");
+			names.push_back(
+				str(json_object_array_get_idx(v, i), "name"));
+	std::sort(names.begin(), names.end()); /* hwloc's order is PCI's */
+	for (const std::string &h : names)
+		hcas += (hcas.empty() ? "" : ",") + h;
 	if (t && json_object_object_get_ex(t, "numa_nodes", &v) &&
 	    json_object_get_type(v) == json_type_array)
 		numa = std::to_string(json_object_array_length(v));

@@ -3,7 +3,8 @@
 #
 #   tidald -N n1..n4       register with sched/tidal (MUNGE, the ctl port);
 #                          tidalctl show nodes: Agent=UP, heartbeat age,
-#                          checkpoint space
+#                          checkpoint space; n1 (from a DGX-like hwloc XML)
+#                          its GPUs, NUMA nodes and HCAs
 #   kill -9 tidald n2      Agent=DOWN after 3 heartbeats; restarted, it
 #                          registers again and is UP
 #   kill -9 slurmctld      the restarted plugin knows no agent: each one's
@@ -18,10 +19,11 @@ TIDALD="$BUILD_ABS/tidald"
 [ -x "$TIDALD" ] || { fail "tidald not built"; finish; exit; }
 
 declare -A APID
-start_tidald() { # start_tidald NODE: in the background, logging to $T/log
-	"$TIDALD" -D -N "$1" --listen 127.0.0.1:0 --run-dir "$T/tidal-run" \
-		--ckpt-dir "$T/ckpt/$1" --heartbeat 1 >>"$T/log/tidald-$1.log" 2>&1 &
-	APID[$1]=$!
+start_tidald() { # start_tidald NODE [ARGS]: in the background, logging to $T/log
+	local n=$1; shift
+	"$TIDALD" -D -N "$n" --listen 127.0.0.1:0 --run-dir "$T/tidal-run" \
+		--ckpt-dir "$T/ckpt/$n" --heartbeat 1 "$@" >>"$T/log/tidald-$n.log" 2>&1 &
+	APID[$n]=$!
 	disown
 }
 agent_is() { # agent_is NODE UP|DOWN
@@ -29,11 +31,17 @@ agent_is() { # agent_is NODE UP|DOWN
 }
 all_up() { for n in $NODES; do agent_is "$n" UP || return 1; done; }
 
-for n in $NODES; do start_tidald "$n"; done
+# n1 describes itself from the DGX-like hwloc XML (8 GPUs, 2 NUMA nodes,
+# HCAs), the others from this machine.
+DGX=$(cd "$(dirname "$0")/../node/data" && pwd)/dgx-8gpu.xml
+start_tidald n1 --topology-xml "$DGX"
+for n in n2 n3 n4; do start_tidald "$n"; done
 check "4 agents register and show as UP" wait_for 30 all_up
 out=$("$TIDALCTL" -o show nodes); echo "$out"
 check "show nodes: heartbeat age and checkpoint space per node" \
 	test "$(grep -cE 'HeartbeatAge=[0-9]+s CkptFree=[0-9.]+[KMGTP] ' <<<"$out")" -eq 4
+check "show nodes: n1's topology from its agent (8 GPUs, their NUMA nodes, HCAs)" \
+	grep -Eq "^NodeName=n1 .*HCAs=mlx5_0,mlx5_1,[^ ]* TopoGPUs=8 NUMA=2 \(GPU:NUMA 0,0,0,0,1,1,1,1\)" <<<"$out"
 check "slurmctld logs each registration" \
 	test "$(grep -c 'sched/tidal: agent n[1-4] registered (tidald' "$T/log/slurmctld.log")" -eq 4
 
