@@ -23,6 +23,16 @@ $(BUILD)/tidald: $(TIDALD_OBJ) $(BUILD)/libtidal-node.a \
 		$(BUILD)/libtidal-core.a $(CORE_LIBS) $(NODE_LIBS)
 
 NODE_TARGETS += $(BUILD)/tidald
+
+# make install: the daemon in sbin, its systemd unit beside the others.
+SYSTEMD_UNIT_DIR ?= /etc/systemd/system
+.PHONY: install-tidald
+install: install-tidald
+install-tidald: $(BUILD)/tidald
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(SYSTEMD_UNIT_DIR)
+	install -m 755 $(BUILD)/tidald $(DESTDIR)$(PREFIX)/sbin/tidald
+	sed 's|/usr/local/sbin/tidald|$(PREFIX)/sbin/tidald|' conf/tidald.service \
+		>$(DESTDIR)$(SYSTEMD_UNIT_DIR)/tidald.service
 # ---- end of tidald (AGENT) ------------------------------------------------
 
 # ---- topology and fabric (TOPO) -------------------------------------------
