@@ -146,6 +146,8 @@ std::string Agent::fetch(uint64_t job, const std::string &peer, uint64_t step,
 	std::string j = std::to_string(job), err;
 	Where w;
 	if (!peer.empty()) {
+		if (uid != 0)
+			return fail_line("fetch from a named peer is for root");
 		if (!parse_endpoint(peer, &w.addr, &err))
 			return fail_line("fetch: peer " + err);
 		w.node = peer;
@@ -157,7 +159,8 @@ std::string Agent::fetch(uint64_t job, const std::string &peer, uint64_t step,
 		return fail_line(
 			"no checkpoint of job " + j + " on " + opt_.node +
 			", and the plugin cannot say where one is: " + err);
-	} else if (w.uid >= 0 && uid != 0 && uid != (uid_t)w.uid) {
+	} else if (uid != 0 && (w.uid < 0 || uid != (uid_t)w.uid)) {
+		/* A copy would belong to the caller: only the owner may. */
 		return fail_line("job " + j + " is not yours (uid " +
 				 std::to_string(uid) + ")");
 	} else if (w.node == opt_.node && !local) {

@@ -2,7 +2,8 @@
  * agents.cc - sched/tidal's registry of node agents (tidald), the
  * commands queued for them and where each job's newest checkpoint is.
  *
- * Two threads touch it, so one mutex guards everything here:
+ * Two threads touch it, so one mutex guards everything here (taken after
+ * the engine's, never before it):
  *
  *   ctl thread (ctl_server.c)   node_register, node_heartbeat, node_ack,
  *                               ckpt_where; tidalctl's records
@@ -45,6 +46,7 @@
 #include <vector>
 
 #include "plugin/sched/bridge.h"
+#include "plugin/sched/engine_state.h"
 
 namespace tidal::plugin
 {
@@ -329,7 +331,9 @@ std::string do_ack(Registry &r, json_object *q, const std::string &node,
 	return line(reply(true));
 }
 
-std::string do_where(Registry &r, json_object *q)
+/* UID: the job's owner (the engine's last cycle), -1 if unknown; tidald
+ * lets only the owner (or root) copy a checkpoint. */
+std::string do_where(Registry &r, json_object *q, int64_t uid)
 {
 	uint32_t job = (uint32_t)num(q, "job");
 	auto it = r.jobs.find(job);
@@ -347,6 +351,8 @@ std::string do_where(Registry &r, json_object *q)
 			       json_object_new_int64((int64_t)j.step));
 	json_object_object_add(o, "path",
 			       json_object_new_string(j.path.c_str()));
+	if (uid >= 0)
+		json_object_object_add(o, "uid", json_object_new_int64(uid));
 	return line(o);
 }
 
@@ -369,12 +375,18 @@ std::string handle(const char *request, uint32_t uid, bool admin,
 			   std::to_string(num(q, "version", num(q, "v"))) +
 			   " not supported (this plugin speaks 1)");
 	} else {
+		/* Before the registry's lock: the engine's lock is taken
+		 * first elsewhere (engine -> registry, never the reverse). */
+		int64_t owner =
+			op == "ckpt_where"
+				? engine().job_uid((uint32_t)num(q, "job"))
+				: -1;
 		Registry &r = reg();
 		std::lock_guard<std::mutex> g(r.mu);
 		std::string node = str(q, "node");
 		double now = wall_now();
 		if (op == "ckpt_where")
-			out = do_where(r, q);
+			out = do_where(r, q, owner);
 		else if (node.empty() || node.size() > 128)
 			out = fail(op + ": \"node\" must be a node name");
 		else if (op == "node_register")

@@ -254,6 +254,15 @@ std::string Engine::handle(const std::string &request, std::uint32_t uid,
 	return serialize(o);
 }
 
+std::int64_t Engine::job_uid(std::uint32_t id)
+{
+	std::lock_guard<std::mutex> g(mu_);
+	for (const JobView &v : last_.jobs)
+		if (v.job.id == id)
+			return v.uid;
+	return -1;
+}
+
 std::string Engine::set_policy(const std::string &name)
 {
 	std::lock_guard<std::mutex> g(mu_);

@@ -141,6 +141,15 @@ r=$(ask "$T/run/n2/tidald.sock" "{\"v\":1,\"op\":\"fetch\",\"job\":44,\"peer\":\
 check "fetch of a job with no checkpoint: a clear error" \
 	grep -q "no checkpoint of job 44 on n1" <<<"$r"
 
+if [ -x /usr/bin/python3 ]; then
+	r=$(runuser -u nobody -- /usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode() + b"\n"); print(s.makefile().readline().strip())' \
+		"$T/run/n2/tidald.sock" "{\"v\":1,\"op\":\"fetch\",\"job\":42,\"peer\":\"127.0.0.1:$P1\"}")
+	check "a non-root caller may not name the peer to copy from" \
+		grep -q "fetch from a named peer is for root" <<<"$r"
+fi
 r=$(peer 127.0.0.1 "$P1" forged '{"v":1,"op":"ckpt_get","job":42,"step":20}')
 check "peer port: a forged credential is rejected" grep -q "MUNGE credential rejected" <<<"$r"
 cred=$(runuser -u nobody -- munge -S "$SOCK" -n)
