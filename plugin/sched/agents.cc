@@ -86,6 +86,7 @@ struct JobInfo {
 	std::deque<std::string> story;
 	std::string status; /* last heartbeat entry, JSON */
 	std::string status_node;
+	double seen = 0; /* last heard of (status, story, checkpoint) */
 };
 
 struct Registry {
@@ -173,19 +174,26 @@ std::string clock_str(double t)
 	return b;
 }
 
+/* Keep at most kJobsKept jobs: the one heard of longest ago goes. */
+void trim(Registry &r)
+{
+	while (r.jobs.size() > kJobsKept) {
+		auto old = r.jobs.begin();
+		for (auto it = r.jobs.begin(); it != r.jobs.end(); ++it)
+			if (it->second.seen < old->second.seen)
+				old = it;
+		r.jobs.erase(old);
+	}
+}
+
 void note(Registry &r, uint32_t job, double now, const std::string &text)
 {
 	JobInfo &j = r.jobs[job];
 	j.story.push_back(clock_str(now) + " " + text);
 	while (j.story.size() > kStoryLines)
 		j.story.pop_front();
-	if (r.jobs.size() > kJobsKept) { /* drop the oldest-known job */
-		auto old = r.jobs.begin();
-		for (auto it = r.jobs.begin(); it != r.jobs.end(); ++it)
-			if (it->second.when < old->second.when)
-				old = it;
-		r.jobs.erase(old);
-	}
+	j.seen = now;
+	trim(r);
 }
 
 /* Remember that NODE holds JOB's checkpoint STEP at PATH, if newer. */
@@ -200,7 +208,7 @@ void saw_ckpt(Registry &r, uint32_t job, const std::string &node, uint64_t step,
 	j.addr = a != r.agents.end() ? a->second.addr : j.addr;
 	j.step = step;
 	j.path = path;
-	j.when = now;
+	j.when = j.seen = now;
 }
 
 std::string do_register(Registry &r, json_object *q, const std::string &node,
@@ -268,12 +276,14 @@ std::string do_heartbeat(Registry &r, json_object *q, const std::string &node,
 			j.status = json_object_to_json_string_ext(
 				e, JSON_C_TO_STRING_PLAIN);
 			j.status_node = node;
+			j.seen = now;
 			if (json_object_object_get_ex(e, "last_ckpt", &lc) &&
 			    json_object_get_type(lc) == json_type_object)
 				saw_ckpt(r, job, node,
 					 (uint64_t)num(lc, "step"),
 					 str(lc, "path"), now);
 		}
+	trim(r);
 	json_object *o = reply(true), *cmds = json_object_new_array();
 	for (auto &[id, c] : r.commands) {
 		if (c.node != node || c.sent || c.state)
