@@ -1,6 +1,40 @@
 # nodeagent/nodeagent.mk - tidald, the per-node agent.  Included from the
 # top-level Makefile's node-side section.
 
+# ---- tidald (AGENT) -------------------------------------------------------
+# wire.cc (MUNGE + TCP / unix-socket JSON lines) goes into libtidal-node.a
+# so that tidal-launch talks to tidald with the same code.  tidald sends
+# nodeagent/topo.h's summary (and, with HCAs, the fabric: core/fabric.cc,
+# hence libtidal-core.a) at registration.
+
+NODE_LIB_SRC += nodeagent/wire.cc
+NODE_LIBS += $(JSONC_LIBS)
+
+TIDALD_SRC := nodeagent/tidald.cc nodeagent/plugin_link.cc \
+	nodeagent/serve.cc nodeagent/fetch.cc nodeagent/ckpt_local.cc
+TIDALD_OBJ := $(TIDALD_SRC:%.cc=$(BUILD)/obj/%.o)
+-include $(TIDALD_OBJ:.o=.d)
+
+$(TIDALD_OBJ): TIDAL_CXXFLAGS += $(NODE_CFLAGS)
+
+$(BUILD)/tidald: $(TIDALD_OBJ) $(BUILD)/libtidal-node.a \
+		$(BUILD)/libtidal-core.a
+	$(CXX) $(TIDAL_LDFLAGS) -o $@ $(TIDALD_OBJ) $(BUILD)/libtidal-node.a \
+		$(BUILD)/libtidal-core.a $(CORE_LIBS) $(NODE_LIBS)
+
+NODE_TARGETS += $(BUILD)/tidald
+
+# make install: the daemon in sbin, its systemd unit beside the others.
+SYSTEMD_UNIT_DIR ?= /etc/systemd/system
+.PHONY: install-tidald
+install: install-tidald
+install-tidald: $(BUILD)/tidald
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(SYSTEMD_UNIT_DIR)
+	install -m 755 $(BUILD)/tidald $(DESTDIR)$(PREFIX)/sbin/tidald
+	sed 's|/usr/local/sbin/tidald|$(PREFIX)/sbin/tidald|' conf/tidald.service \
+		>$(DESTDIR)$(SYSTEMD_UNIT_DIR)/tidald.service
+# ---- end of tidald (AGENT) ------------------------------------------------
+
 # ---- topology and fabric (TOPO) -------------------------------------------
 # nodeagent/topo*.cc (hwloc summary, libibverbs ports) and fabric_ib.cc
 # (libibnetdisc) go into libtidal-node.a for tidald and tidal-launch; each

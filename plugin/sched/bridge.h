@@ -17,6 +17,7 @@
 #ifndef TIDAL_PLUGIN_BRIDGE_H
 #define TIDAL_PLUGIN_BRIDGE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -146,6 +147,35 @@ int tidal_engine_ctl_port(void);
  * line, malloc'd; never NULL unless out of memory. */
 char *tidal_engine_request(const char *request, uint32_t uid, int admin,
 			   int private_jobs);
+
+/* ---- agents.cc: node agents (tidald) and checkpoint locations ---- */
+
+/* A node op (node_register, node_heartbeat, node_ack, ckpt_where) from
+ * UID, connected from PEER_HOST; root/SlurmUser only (ADMIN).  RET the
+ * reply line (malloc'd), or NULL if REQUEST is not a node op. */
+char *tidal_agent_request(const char *request, uint32_t uid, int admin,
+			  const char *peer_host);
+/* Lines for slurmctld's log since the last call (malloc'd), or NULL. */
+char *tidal_agent_log_drain(void);
+/* 1 if NODE's agent heartbeated within 3 of its intervals of NOW. */
+int tidal_agent_live(const char *node, double now);
+/* Queue OP ("checkpoint", "checkpoint_stop") about JOB for NODE's agent;
+ * it goes out with the next heartbeat reply.  RET the id (> 0) or 0. */
+uint64_t tidal_agent_command(const char *node, const char *op, uint32_t job,
+			     double now);
+/* RET 0 while command ID is unanswered, 1 if acked ok (*STEP, PATH),
+ * -1 if it failed (ERR says why). */
+int tidal_agent_ack(uint64_t id, uint64_t *step, char *path, size_t path_len,
+		    char *err, size_t err_len);
+/* Forget command ID (its resize went on without it): an agent that has
+ * not fetched it yet never will. */
+void tidal_agent_cancel(uint64_t id);
+/* One line of JOB's resize story (tidalctl show job / explain). */
+void tidal_agent_note(uint32_t job, double now, const char *text);
+/* State lines ("agentseq", "ckpt", "agentcmd"; malloc'd, never NULL). */
+char *tidal_agent_state_dump(void);
+/* RET 1 if LINE was one of agents.cc's. */
+int tidal_agent_state_line(const char *line);
 
 /* ---- ctl_server.c: the tidalctl listener thread ---- */
 int tidal_ctl_start(int port);

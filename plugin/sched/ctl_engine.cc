@@ -7,7 +7,7 @@
  *
  *   {"version":1,"op":"show","what":"jobs"}          every job
  *   {"version":1,"op":"show","what":"job","id":12}
- *   {"version":1,"op":"show","what":"nodes"}         GPUs per node
+ *   {"version":1,"op":"show","what":"nodes"}         GPUs per node, agents
  *   {"version":1,"op":"show","what":"policy"}
  *   {"version":1,"op":"show","what":"decisions"}
  *   {"version":1,"op":"explain","id":12}
@@ -28,6 +28,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "plugin/sched/agents.h"
 #include "plugin/sched/engine_state.h"
 
 namespace tidal {
@@ -94,6 +95,7 @@ json_object *job_record(const JobView &v, bool full)
 	}
 	put_str(o, "Action", v.decided ? action_name(v.decision.action) : "");
 	put_str(o, "Reason", v.decided ? v.decision.reason : "");
+	agent_job_fields(j.id, o, full); /* checkpoint, resize story */
 	return o;
 }
 
@@ -130,6 +132,7 @@ json_object *node_record(const NodeView &n, std::uint32_t uid, bool admin,
 		     : 0);
 	put_str(o, "Switch", n.leaf_switch);
 	put_str(o, "Jobs", jobs);
+	agent_node_fields(n.name, o, last.now); /* tidald's columns */
 	return o;
 }
 
@@ -249,6 +252,15 @@ std::string Engine::handle(const std::string &request, std::uint32_t uid,
 	json_object_object_add(o, "ok", json_object_new_boolean(1));
 	json_object_object_add(o, "records", records);
 	return serialize(o);
+}
+
+std::int64_t Engine::job_uid(std::uint32_t id)
+{
+	std::lock_guard<std::mutex> g(mu_);
+	for (const JobView &v : last_.jobs)
+		if (v.job.id == id)
+			return v.uid;
+	return -1;
 }
 
 std::string Engine::set_policy(const std::string &name)

@@ -7,6 +7,10 @@
  *             line 2: the request, one JSON object (ctl_engine.cc)
  *   server <- one JSON line, then close
  *
+ * Node agents (tidald) use the same listener for their ops (node_register,
+ * node_heartbeat, node_ack, ckpt_where: agents.cc); everything else goes
+ * to the engine (ctl_engine.cc).
+ *
  * The credential is decoded through the same munged slurmctld uses
  * (AuthInfo=socket=... is honoured); its uid decides what the peer may do:
  * root and SlurmUser are admins, others see only their own jobs when
@@ -16,6 +20,7 @@
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #include <errno.h>
+#include <arpa/inet.h>
 #include <munge.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -77,14 +82,34 @@ static void _write_all(int fd, const char *s)
 	}
 }
 
+/* The numeric address FD's peer connected from, for agents that listen
+ * on a wildcard address. */
+static void _peer_host(int fd, char *buf, size_t len)
+{
+	struct sockaddr_storage a;
+	socklen_t al = sizeof(a);
+
+	buf[0] = '\0';
+	if (getpeername(fd, (struct sockaddr *)&a, &al))
+		return;
+	if (a.ss_family == AF_INET)
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&a)->sin_addr, buf,
+			  len);
+	else if (a.ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&a)->sin6_addr,
+			  buf, len);
+}
+
 static void _serve(int fd)
 {
-	char *buf = xmalloc(MAX_REQUEST), *req = NULL, *reply;
+	char *buf = xmalloc(MAX_REQUEST), *req = NULL, *reply, *log_lines;
+	char peer[INET6_ADDRSTRLEN] = "";
 	struct timeval tv = { .tv_sec = 2 };
 	munge_ctx_t ctx = munge_ctx_create();
 	uid_t uid;
 	gid_t gid;
 	munge_err_t err;
+	int admin;
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
@@ -103,12 +128,22 @@ static void _serve(int fd)
 		xfree(msg);
 		goto out;
 	}
-	reply = tidal_engine_request(
-		req, uid, uid == 0 || uid == slurm_conf.slurm_user_id,
-		(slurm_conf.private_data & PRIVATE_DATA_JOBS) != 0);
+	admin = uid == 0 || uid == slurm_conf.slurm_user_id;
+	_peer_host(fd, peer, sizeof(peer));
+	reply = tidal_agent_request(req, uid, admin, peer);
+	if (!reply)
+		reply = tidal_engine_request(
+			req, uid, admin,
+			(slurm_conf.private_data & PRIVATE_DATA_JOBS) != 0);
 	if (reply)
 		_write_all(fd, reply);
 	free(reply);
+	if ((log_lines = tidal_agent_log_drain())) {
+		for (char *save = NULL, *l = strtok_r(log_lines, "\n", &save);
+		     l; l = strtok_r(NULL, "\n", &save))
+			info("sched/tidal: %s", l);
+		free(log_lines);
+	}
 out:
 	if (ctx)
 		munge_ctx_destroy(ctx);

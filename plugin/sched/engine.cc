@@ -27,6 +27,7 @@
 
 #include "core/fabric.h"
 #include "core/policy.h"
+#include "plugin/sched/agents.h"
 #include "plugin/sched/bridge.h"
 #include "plugin/sched/engine_state.h"
 
@@ -384,6 +385,8 @@ int Engine::decide(const tidal_snap_t &s, tidal_plan_t *out)
 	snap.now = s.now;
 	Plan extra; /* jobs the policy does not see */
 	std::string log;
+	if (cluster.switches.empty()) /* no topology.conf: the agents' fabric */
+		apply_agent_fabric(agent_fabric_reports(), &cluster, &log);
 	for (int i = 0; i < s.n_jobs; i++) {
 		fill_job(s.jobs[i], s.now, &jobs[i], &log);
 		jobs[i].index = i;

@@ -73,6 +73,9 @@ public:
 	 * see only their own jobs (PrivateData=jobs).  ctl_engine.cc. */
 	std::string handle(const std::string &request, std::uint32_t uid,
 			   bool admin, bool private_jobs);
+	/* The uid of job ID as the last cycle saw it, -1 if it did not (for
+	 * agents.cc's ckpt_where; ctl_engine.cc). */
+	std::int64_t job_uid(std::uint32_t id);
 	int ctl_port()
 	{
 		std::lock_guard<std::mutex> g(mu_);

@@ -5,10 +5,13 @@
  * no slurmctld lock is ever held while waiting for a job:
  *
  *   Resize decision (job running at n GPUs, target m)
- *        |  signal the batch step (ResizeSignal, e.g. USR1: "checkpoint
- *        v  now"); with ResizeSignal=none go straight on
- *   CHECKPOINT  until CheckpointTimeout has passed (or the job ended);
- *        |      called off if the policy decides Keep meanwhile
+ *        |  batch host has a live tidald (heartbeat within 3 of its
+ *        |  intervals): queue "checkpoint_stop" for it (agents.cc);
+ *        |  otherwise signal the batch step (ResizeSignal, e.g. USR1:
+ *        v  "checkpoint now"); with ResizeSignal=none go straight on
+ *   CHECKPOINT  until tidald acks the checkpoint, or CheckpointTimeout
+ *        |      has passed (or the job ended); a failed ack falls back
+ *        |      to the signal; called off if the policy decides Keep
  *        |  job_requeue(): the job is PENDING again and keeps its id
  *        v
  *   REQUEUED    change the pending job's GPU request to m GPUs on k nodes
@@ -25,6 +28,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -158,6 +162,32 @@ static int _requeue(job_record_t *job_ptr, time_t now)
 	return rc;
 }
 
+static void _send_signal(job_record_t *job_ptr, tidal_resize_t *r,
+			 const tidal_apply_conf_t *conf);
+
+/* Ask the batch host's tidald for checkpoint_stop; RET false if it has
+ * no live agent (or the command could not be queued). */
+static bool _ask_agent(job_record_t *job_ptr, tidal_resize_t *r,
+		       const tidal_apply_conf_t *conf, time_t now)
+{
+	char note[160];
+	const char *host = job_ptr->batch_host;
+
+	if (!host || !tidal_agent_live(host, (double)now))
+		return false;
+	snprintf(note, sizeof(note), "resize to %d GPUs decided", r->gpus);
+	tidal_agent_note(r->job, (double)now, note);
+	r->cmd = tidal_agent_command(host, "checkpoint_stop", r->job,
+				     (double)now);
+	if (!r->cmd)
+		return false;
+	info("sched/tidal: resize %pJ to %d GPUs: checkpoint_stop asked of "
+	     "%s's tidald (command %" PRIu64 "), requeue on its ack or in "
+	     "%.0f s",
+	     job_ptr, r->gpus, host, r->cmd, conf->checkpoint_timeout);
+	return true;
+}
+
 extern void tidal_resize_begin(job_record_t *job_ptr, int gpus, int nodes,
 			       const tidal_apply_conf_t *conf, time_t now)
 {
@@ -182,6 +212,18 @@ extern void tidal_resize_begin(job_record_t *job_ptr, int gpus, int nodes,
 	r->nodes = nodes;
 	r->since = now;
 	r->phase = TIDAL_RS_CHECKPOINT;
+	if (_ask_agent(job_ptr, r, conf, now))
+		return;
+	_send_signal(job_ptr, r, conf);
+}
+
+/* Signal the batch step to checkpoint (the path without an agent). */
+static void _send_signal(job_record_t *job_ptr, tidal_resize_t *r,
+			 const tidal_apply_conf_t *conf)
+{
+	int gpus = r->gpus;
+	char note[160];
+
 	if (conf->resize_signal > 0) {
 		int rc = job_signal(job_ptr, conf->resize_signal,
 				    KILL_JOB_BATCH, 0, false);
@@ -189,11 +231,47 @@ extern void tidal_resize_begin(job_record_t *job_ptr, int gpus, int nodes,
 		     "the batch step (%s), requeue in %.0f s",
 		     job_ptr, gpus, conf->resize_signal,
 		     rc ? slurm_strerror(rc) : "ok", conf->checkpoint_timeout);
+		snprintf(note, sizeof(note),
+			 "resize to %d GPUs: signal %d to the batch step, "
+			 "requeue in %.0f s",
+			 gpus, conf->resize_signal, conf->checkpoint_timeout);
 	} else {
 		info("sched/tidal: resize %pJ to %d GPUs: no checkpoint signal "
 		     "configured",
 		     job_ptr, gpus);
+		snprintf(note, sizeof(note),
+			 "resize to %d GPUs: no agent, no signal configured",
+			 gpus);
 	}
+	tidal_agent_note(job_ptr->job_id, (double)time(NULL), note);
+}
+
+/* Has the agent answered R's checkpoint_stop?  RET 1 on a good ack
+ * (requeue now), 0 otherwise; a failed one falls back to the signal path
+ * with a fresh CheckpointTimeout. */
+static int _agent_answer(job_record_t *job_ptr, tidal_resize_t *r,
+			 const tidal_apply_conf_t *conf, time_t now)
+{
+	uint64_t step = 0;
+	char path[256], err[256];
+	int st = tidal_agent_ack(r->cmd, &step, path, sizeof(path), err,
+				 sizeof(err));
+
+	if (st > 0) {
+		info("sched/tidal: resize %pJ: tidald checkpointed it at step "
+		     "%" PRIu64 " (%s) after %ld s; requeueing",
+		     job_ptr, step, path, (long)(now - r->since));
+		return 1;
+	}
+	if (st < 0) {
+		error("sched/tidal: resize %pJ: tidald could not checkpoint it: "
+		      "%s; falling back to ResizeSignal",
+		      job_ptr, err);
+		r->cmd = 0;
+		r->since = now;
+		_send_signal(job_ptr, r, conf);
+	}
+	return 0;
 }
 
 /* One step of R's machine; RET false once R is finished. */
@@ -201,6 +279,7 @@ static bool _resize_step(tidal_resize_t *r, const tidal_apply_conf_t *conf,
 			 time_t now)
 {
 	job_record_t *job_ptr = find_job_record(r->job);
+	char note[160];
 	int rc;
 
 	if (!job_ptr || IS_JOB_FINISHED(job_ptr)) {
@@ -212,8 +291,17 @@ static bool _resize_step(tidal_resize_t *r, const tidal_apply_conf_t *conf,
 	if (r->phase == TIDAL_RS_CHECKPOINT) {
 		if (!IS_JOB_RUNNING(job_ptr))
 			return false; /* requeued or suspended by others */
-		if (now < r->since + (time_t)conf->checkpoint_timeout)
+		int acked = r->cmd ? _agent_answer(job_ptr, r, conf, now) : 0;
+		if (!acked && now < r->since + (time_t)conf->checkpoint_timeout)
 			return true;
+		if (!acked && r->cmd) {
+			info("sched/tidal: resize %pJ: no checkpoint ack within "
+			     "CheckpointTimeout (%.0f s); requeueing anyway",
+			     job_ptr, conf->checkpoint_timeout);
+			tidal_agent_note(r->job, (double)now,
+					 "no checkpoint ack in time");
+			tidal_agent_cancel(r->cmd);
+		}
 		if ((rc = _requeue(job_ptr, now))) {
 			error("sched/tidal: resize of %pJ: requeue failed: %s; "
 			      "it keeps running at its old size",
@@ -222,11 +310,17 @@ static bool _resize_step(tidal_resize_t *r, const tidal_apply_conf_t *conf,
 		}
 		info("sched/tidal: resize %pJ: requeued, to restart at %d GPUs",
 		     job_ptr, r->gpus);
+		snprintf(note, sizeof(note), "requeued, to restart at %d GPUs",
+			 r->gpus);
+		tidal_agent_note(r->job, (double)now, note);
+		r->cmd = 0;
 		r->phase = TIDAL_RS_REQUEUED;
 		r->since = now;
 	}
 	if (IS_JOB_RUNNING(job_ptr)) {
 		info("sched/tidal: resize %pJ done: running again", job_ptr);
+		snprintf(note, sizeof(note), "running again at %d GPUs", r->gpus);
+		tidal_agent_note(r->job, (double)now, note);
 		return false;
 	}
 	if (!r->request_set && IS_JOB_PENDING(job_ptr)) {
@@ -244,12 +338,19 @@ static bool _resize_step(tidal_resize_t *r, const tidal_apply_conf_t *conf,
 extern void tidal_resize_advance(const tidal_apply_conf_t *conf, time_t now)
 {
 	for (int i = 0; i < n_resizes; i++)
-		if (!_resize_step(&resizes[i], conf, now))
+		if (!_resize_step(&resizes[i], conf, now)) {
+			if (resizes[i].cmd) /* the job ended or moved first */
+				tidal_agent_cancel(resizes[i].cmd);
 			resizes[i--] = resizes[--n_resizes];
+		}
 }
 
 extern void tidal_resize_forget(uint32_t job)
 {
+	tidal_resize_t *r = tidal_resize_find(job);
+
+	if (r && r->cmd)
+		tidal_agent_cancel(r->cmd);
 	_resize_drop(job);
 }
 
@@ -261,9 +362,10 @@ extern void tidal_transit_dump(char **text)
 		xstrfmtcat(*text, "requeue %u %ld\n", requeued[i].job,
 			   (long)requeued[i].when);
 	for (int i = 0; i < n_resizes; i++)
-		xstrfmtcat(*text, "resize %u %d %d %d %d %ld\n", resizes[i].job,
-			   resizes[i].gpus, resizes[i].nodes, resizes[i].phase,
-			   resizes[i].request_set, (long)resizes[i].since);
+		xstrfmtcat(*text, "resize %u %d %d %d %d %ld %" PRIu64 "\n",
+			   resizes[i].job, resizes[i].gpus, resizes[i].nodes,
+			   resizes[i].phase, resizes[i].request_set,
+			   (long)resizes[i].since, resizes[i].cmd);
 }
 
 extern int tidal_transit_load_line(const char *line)
@@ -276,8 +378,9 @@ extern int tidal_transit_load_line(const char *line)
 		tidal_note_requeue(job, when);
 		return 1;
 	}
-	if (sscanf(line, "resize %u %d %d %d %d %ld", &job, &r.gpus, &r.nodes,
-		   &r.phase, &r.request_set, &when) == 6) {
+	/* The 7th field (the agent command) is absent in older files. */
+	if (sscanf(line, "resize %u %d %d %d %d %ld %" SCNu64, &job, &r.gpus,
+		   &r.nodes, &r.phase, &r.request_set, &when, &r.cmd) >= 6) {
 		if (n_resizes < MAX_TRANSIT && !tidal_resize_find(job)) {
 			r.job = job;
 			r.since = when;

@@ -9,7 +9,10 @@
  *
  *   TIDAL-STATE 1                         magic and version
  *   requeue JOB WHEN                      resize.c
- *   resize JOB GPUS NODES PHASE SET SINCE resize.c
+ *   resize JOB GPUS NODES PHASE SET SINCE [CMD]   resize.c
+ *   agentseq N / ckpt JOB STEP WHEN NODE ADDR PATH / agentcmd ...
+ *                                         agents.cc: checkpoint locations,
+ *                                         unanswered agent commands
  *   seq N / memo JOB ...                  engine.cc
  *   end LINES FNV1A32                     completion marker, last
  *
@@ -117,7 +120,12 @@ extern void tidal_state_save(void)
 	char *body;
 	int lines = 0;
 
+	char *agent_lines = tidal_agent_state_dump();
+
 	tidal_transit_dump(&transit);
+	if (agent_lines) /* compared and written with resize.c's lines */
+		xstrcat(transit, agent_lines);
+	free(agent_lines);
 	if (!transit)
 		transit = xstrdup("");
 	if (!engine_lines && last_engine && !xstrcmp(transit, last_transit)) {
@@ -217,6 +225,7 @@ extern void tidal_state_load(void)
 		for (char *save = NULL, *l = strtok_r(body, "\n", &save); l;
 		     l = strtok_r(NULL, "\n", &save)) {
 			if (tidal_transit_load_line(l) ||
+			    tidal_agent_state_line(l) ||
 			    tidal_engine_state_line(l))
 				n++;
 			else

@@ -1,0 +1,93 @@
+/*
+ * agent.h - tidald, the per-node agent: its options and the Agent object
+ * shared by its threads.
+ *
+ *   main thread     register with sched/tidal, then heartbeat every
+ *                   --heartbeat s (plugin_link.cc); commands from the
+ *                   heartbeat reply run in threads of their own
+ *   local thread    RUN_DIR/<node>/tidald.sock: hello, fetch (serve.cc)
+ *   peer thread     --listen ADDR:PORT: ckpt_get from peer tidalds,
+ *                   MUNGE-authenticated (serve.cc)
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "nodeagent/wire.h"
+
+namespace tidal::agent
+{
+
+#define TIDALD_VERSION "0.1"
+
+struct Options {
+	std::string node;
+	wire::Endpoint plugin;
+	wire::Endpoint listen{ "0.0.0.0", "6830" };
+	std::string run_dir = "/run/tidal";
+	std::string ckpt_dir = "/var/lib/tidal/ckpt";
+	double heartbeat = 10; /* seconds */
+	std::string munge_socket;
+	std::string topology_xml;
+	bool foreground = false;
+	uid_t slurm_user = 0;
+};
+
+/* "tidald[NODE]: ..." to stderr (-D) or syslog. */
+void logf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_to_syslog(const std::string &node);
+void log_set_node(const std::string &node);
+
+class Agent
+{
+public:
+	explicit Agent(const Options &o) : opt_(o) {}
+	/* Bind both sockets; RET false with *ERR. */
+	bool open_sockets(std::string *err);
+	/* Until stop(): servers in threads, the plugin link here. */
+	void run();
+	void stop();
+
+	/* ---- plugin_link.cc ---- */
+	bool register_node(std::string *err);
+	/* RET false if the plugin does not know us (re-register). */
+	bool heartbeat(std::string *err);
+	void run_command(uint64_t id, const std::string &op, uint64_t job);
+	/* {"job":J,...} from each launcher's status; RET a JSON array. */
+	std::string launcher_status();
+	bool plugin_request(const std::string &req, std::string *reply,
+			    std::string *err, int timeout_ms = 5000);
+
+	/* ---- serve.cc ---- */
+	void local_loop();
+	void peer_loop();
+	std::string handle_local(const std::string &req, uid_t uid);
+	void serve_peer(int fd);
+	std::string fetch(uint64_t job, const std::string &peer, uint64_t step,
+			  uid_t uid);
+
+	std::string node_dir() const { return opt_.run_dir + "/" + opt_.node; }
+	std::string addr() const; /* what peers connect to */
+
+private:
+	bool sleep_for(double secs);
+
+	Options opt_;
+	int local_fd_ = -1, peer_fd_ = -1;
+	int peer_port_ = 0;
+	std::atomic<bool> stop_{ false };
+	std::mutex mu_;
+	std::condition_variable cv_;
+	std::set<uint64_t> commands_seen_; /* ids ever received, by mu_ */
+};
+
+} /* namespace tidal::agent */

@@ -1,0 +1,112 @@
+/*
+ * wire.h - the node side's end of Tidal's wire: newline-delimited JSON over
+ * TCP (MUNGE credential line first) or over a unix socket (peer checked
+ * with SO_PEERCRED by the server).  Used by tidald (to the plugin, to peer
+ * tidalds, to launchers) and by tidal-launch (to tidald).
+ *
+ *   TCP:   client -> "<MUNGE credential>\n" "<request JSON>\n"
+ *          server <- "<reply JSON>\n" [raw bytes for ckpt_get]
+ *   unix:  client -> "<request JSON>\n"; server <- "<reply JSON>\n"
+ *
+ * Nothing here throws: every call returns false (or -1) and says why in
+ * *ERR, naming the address and the system's error text.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+struct json_object;
+
+namespace tidal::wire
+{
+
+/* host:port; an empty host means "the peer's own address" in replies. */
+struct Endpoint {
+	std::string host;
+	std::string port;
+	std::string str() const { return host + ":" + port; }
+};
+
+/* Parse "HOST:PORT" (or "[v6]:PORT"); RET false with *ERR naming S. */
+bool parse_endpoint(const std::string &s, Endpoint *out, std::string *err);
+
+/* What the node side needs from slurm.conf ($SLURM_CONF, else
+ * /etc/slurm/slurm.conf) and the tidal.conf beside it. */
+struct SlurmSide {
+	Endpoint plugin{ "localhost", "6829" }; /* SlurmctldHost, CtlPort */
+	std::string munge_socket;		/* AuthInfo=socket=, or "" */
+	uid_t slurm_user = 0;			/* SlurmUser's uid */
+	std::string slurm_conf;			/* the file read */
+};
+SlurmSide read_slurm_side();
+/* KEY= in FILE (case-insensitive; the last wins unless FIRST), or "". */
+std::string conf_value(const std::string &file, const std::string &key,
+		       bool first = false);
+
+/* MUNGE credential with an empty payload, from the munged at SOCKET
+ * ("" = default). */
+bool munge_credential(const std::string &socket, std::string *cred,
+		      std::string *err);
+/* Decode CRED; RET false with *ERR ("MUNGE credential rejected: ..."). */
+bool munge_check(const std::string &socket, const std::string &cred, uid_t *uid,
+		 std::string *err);
+
+/* Connected sockets (close-on-exec), or -1 with *ERR. */
+int tcp_connect(const Endpoint &ep, int timeout_ms, std::string *err);
+int unix_connect(const std::string &path, std::string *err);
+/* Listening sockets; TCP port "0" = ephemeral (see bound_port). */
+int tcp_listen(const Endpoint &ep, std::string *err);
+int unix_listen(const std::string &path, std::string *err);
+int bound_port(int fd);
+/* The numeric address of FD's peer ("" if unknown). */
+std::string peer_host(int fd);
+
+bool write_all(int fd, const void *buf, size_t n);
+bool write_all(int fd, const std::string &s);
+
+/* Buffered reader: lines, then raw bytes (ckpt_get's body follows its
+ * header line on the same connection). */
+class Reader
+{
+public:
+	explicit Reader(int fd) : fd_(fd) {}
+	/* One line without its '\n'; false on EOF, timeout (TIMEOUT_MS per
+	 * wait) or a line over MAX bytes. */
+	bool line(std::string *out, int timeout_ms, size_t max = 1 << 20);
+	/* Up to N bytes into BUF; RET bytes read, 0 on EOF, -1 on error. */
+	ssize_t some(char *buf, size_t n, int timeout_ms);
+
+private:
+	bool fill(int timeout_ms);
+	int fd_;
+	std::string buf_;
+};
+
+/* MUNGE credential + REQUEST to EP, one reply line back. */
+bool munge_request(const Endpoint &ep, const std::string &munge_socket,
+		   const std::string &request, std::string *reply,
+		   int timeout_ms, std::string *err);
+/* REQUEST to the unix socket PATH, one reply line back. */
+bool unix_request(const std::string &path, const std::string &request,
+		  std::string *reply, int timeout_ms, std::string *err);
+
+/* ---- json-c helpers ---- */
+
+/* Parse one JSON object; NULL if TEXT is not one. */
+json_object *parse_object(const std::string &text);
+std::string get_str(json_object *o, const char *key,
+		    const std::string &dflt = "");
+int64_t get_int(json_object *o, const char *key, int64_t dflt = 0);
+double get_num(json_object *o, const char *key, double dflt = 0);
+bool get_bool(json_object *o, const char *key, bool dflt = false);
+/* The reply's "ok"; if false, *ERR = its "error" (or what is wrong). */
+bool reply_ok(json_object *o, std::string *err);
+/* One line, plain, with the trailing newline; takes O's reference. */
+std::string to_line(json_object *o);
+
+} /* namespace tidal::wire */

@@ -1,0 +1,694 @@
+/*
+ * agents.cc - sched/tidal's registry of node agents (tidald), the
+ * commands queued for them and where each job's newest checkpoint is.
+ *
+ * Two threads touch it, so one mutex guards everything here (taken after
+ * the engine's, never before it):
+ *
+ *   ctl thread (ctl_server.c)   node_register, node_heartbeat, node_ack,
+ *                               ckpt_where; tidalctl's records
+ *   plugin thread (resize.c,    tidal_agent_live/command/ack/note, the
+ *    state.c)                   state lines
+ *
+ * The wire (one request per MUNGE-authenticated connection, see
+ * ctl_server.c), root/SlurmUser only:
+ *
+ *   node_register  {node, addr, agent_version, ckpt_dir, ckpt_free_bytes,
+ *                   heartbeat_s, topology, [fabric]}       -> {ok}
+ *   node_heartbeat {node, jobs:[{job, step, it_s, loss, ..., last_ckpt}],
+ *                   ckpt_free_bytes}     -> {ok, commands:[{id, op, job}]}
+ *                   an unknown node gets {ok:false, register:true}
+ *   node_ack       {node, id, job, ok, step, path, bytes, ms, error}
+ *   ckpt_where     {job}                 -> {ok, node, addr, step, path}
+ *
+ * A command goes out with the next heartbeat reply of its node, and again
+ * after the agent registers anew (a restarted tidald); its ack (or
+ * CheckpointTimeout, resize.c) ends it.  Checkpoint locations come
+ * from acks and from the last_ckpt the launchers report in heartbeats, and
+ * are saved with the plugin state (state.c), as are unanswered commands.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include "plugin/sched/agents.h"
+
+#include <json.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "plugin/sched/bridge.h"
+#include "plugin/sched/engine_state.h"
+
+namespace tidal::plugin
+{
+
+namespace
+{
+
+constexpr size_t kStoryLines = 16;  /* per job */
+constexpr size_t kJobsKept = 10000; /* checkpoint locations and stories */
+
+struct AgentInfo {
+	std::string addr, version, ckpt_dir;
+	std::string topology = "{}"; /* JSON as sent */
+	std::string fabric;	     /* its fabric report (JSON), or "" */
+	uint64_t ckpt_free = 0;
+	double heartbeat_s = 10;
+	double registered = 0, last_seen = 0;
+	int registrations = 0;
+};
+
+struct Command {
+	uint64_t id = 0;
+	std::string node, op;
+	uint32_t job = 0;
+	double issued = 0;
+	bool sent = false;
+	int state = 0; /* 0 waiting, 1 ok, -1 failed */
+	uint64_t step = 0;
+	std::string path, error;
+};
+
+struct JobInfo {
+	/* Newest checkpoint known (step 0 = none). */
+	std::string node, addr, path;
+	uint64_t step = 0;
+	double when = 0;
+	std::deque<std::string> story;
+	std::string status; /* last heartbeat entry, JSON */
+	std::string status_node;
+	double seen = 0; /* last heard of (status, story, checkpoint) */
+};
+
+struct Registry {
+	std::mutex mu;
+	std::map<std::string, AgentInfo> agents;
+	std::map<uint64_t, Command> commands;
+	std::map<uint32_t, JobInfo> jobs;
+	uint64_t next_id = 1;
+	std::string log;
+};
+
+Registry &reg()
+{
+	static Registry r;
+	return r;
+}
+
+double wall_now()
+{
+	return (double)std::time(nullptr);
+}
+
+std::string str(json_object *o, const char *k)
+{
+	json_object *v;
+	if (!o || !json_object_object_get_ex(o, k, &v) || !v)
+		return "";
+	return json_object_get_string(v);
+}
+
+int64_t num(json_object *o, const char *k, int64_t dflt = 0)
+{
+	json_object *v;
+	if (!o || !json_object_object_get_ex(o, k, &v) || !v)
+		return dflt;
+	return json_object_get_int64(v);
+}
+
+double dbl(json_object *o, const char *k, double dflt = 0)
+{
+	json_object *v;
+	if (!o || !json_object_object_get_ex(o, k, &v) || !v)
+		return dflt;
+	return json_object_get_double(v);
+}
+
+std::string line(json_object *o)
+{
+	std::string s = json_object_to_json_string_ext(
+		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	json_object_put(o);
+	return s + "\n";
+}
+
+json_object *reply(bool ok)
+{
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "version", json_object_new_int(1));
+	json_object_object_add(o, "ok", json_object_new_boolean(ok));
+	return o;
+}
+
+std::string fail(const std::string &msg, bool reregister = false)
+{
+	json_object *o = reply(false);
+	json_object_object_add(o, "error", json_object_new_string(msg.c_str()));
+	if (reregister)
+		json_object_object_add(o, "register",
+				       json_object_new_boolean(1));
+	return line(o);
+}
+
+void logl(Registry &r, const std::string &s)
+{
+	r.log += s + "\n";
+}
+
+std::string clock_str(double t)
+{
+	char b[16];
+	time_t tt = (time_t)t;
+	struct tm tm;
+	localtime_r(&tt, &tm);
+	std::strftime(b, sizeof(b), "%H:%M:%S", &tm);
+	return b;
+}
+
+/* Keep at most kJobsKept jobs: the one heard of longest ago goes. */
+void trim(Registry &r)
+{
+	while (r.jobs.size() > kJobsKept) {
+		auto old = r.jobs.begin();
+		for (auto it = r.jobs.begin(); it != r.jobs.end(); ++it)
+			if (it->second.seen < old->second.seen)
+				old = it;
+		r.jobs.erase(old);
+	}
+}
+
+void note(Registry &r, uint32_t job, double now, const std::string &text)
+{
+	JobInfo &j = r.jobs[job];
+	j.story.push_back(clock_str(now) + " " + text);
+	while (j.story.size() > kStoryLines)
+		j.story.pop_front();
+	j.seen = now;
+	trim(r);
+}
+
+/* Remember that NODE holds JOB's checkpoint STEP at PATH, if newer. */
+void saw_ckpt(Registry &r, uint32_t job, const std::string &node, uint64_t step,
+	      const std::string &path, double now)
+{
+	JobInfo &j = r.jobs[job];
+	if (step < j.step || (step == j.step && j.node == node))
+		return;
+	auto a = r.agents.find(node);
+	j.node = node;
+	j.addr = a != r.agents.end() ? a->second.addr : j.addr;
+	j.step = step;
+	j.path = path;
+	j.when = j.seen = now;
+}
+
+std::string do_register(Registry &r, json_object *q, const std::string &node,
+			const std::string &peer, double now)
+{
+	AgentInfo a;
+	a.addr = str(q, "addr");
+	/* ":PORT" (tidald listens on a wildcard): the address it came from. */
+	if (a.addr.empty() || a.addr[0] == ':')
+		a.addr = peer + a.addr;
+	a.version = str(q, "agent_version");
+	a.ckpt_dir = str(q, "ckpt_dir");
+	a.ckpt_free = (uint64_t)num(q, "ckpt_free_bytes");
+	a.heartbeat_s = std::max(0.2, dbl(q, "heartbeat_s", 10));
+	json_object *t;
+	if (json_object_object_get_ex(q, "topology", &t) && t)
+		a.topology = json_object_to_json_string_ext(
+			t, JSON_C_TO_STRING_PLAIN);
+	if (json_object_object_get_ex(q, "fabric", &t) && t)
+		a.fabric = json_object_to_json_string_ext(
+			t, JSON_C_TO_STRING_PLAIN);
+	a.registered = a.last_seen = now;
+	auto old = r.agents.find(node);
+	a.registrations =
+		old != r.agents.end() ? old->second.registrations + 1 : 1;
+	logl(r, "agent " + node + " registered (" +
+			(a.registrations > 1 ? "again, " : "") + "tidald " +
+			a.version + ", peer " + a.addr + ", checkpoints in " +
+			a.ckpt_dir + ")");
+	r.agents[node] = a;
+	/* A restarted tidald forgot what it was doing: send it again (one
+	 * that only re-registered ignores ids it has seen). */
+	for (auto &[id, c] : r.commands)
+		if (c.node == node && c.state == 0)
+			c.sent = false;
+	/* Where it serves from may have changed: so has every address. */
+	for (auto &[id, j] : r.jobs)
+		if (j.node == node)
+			j.addr = a.addr;
+	return line(reply(true));
+}
+
+std::string do_heartbeat(Registry &r, json_object *q, const std::string &node,
+			 double now)
+{
+	auto it = r.agents.find(node);
+	if (it == r.agents.end())
+		return fail("node " + node +
+				    " is not registered (slurmctld "
+				    "restarted?): register first",
+			    true);
+	AgentInfo &a = it->second;
+	a.last_seen = now;
+	a.ckpt_free = (uint64_t)num(q, "ckpt_free_bytes", (int64_t)a.ckpt_free);
+	a.heartbeat_s = std::max(0.2, dbl(q, "heartbeat_s", a.heartbeat_s));
+	json_object *jobs, *lc;
+	if (json_object_object_get_ex(q, "jobs", &jobs) &&
+	    json_object_get_type(jobs) == json_type_array)
+		for (size_t i = 0; i < json_object_array_length(jobs); i++) {
+			json_object *e = json_object_array_get_idx(jobs, i);
+			uint32_t job = (uint32_t)num(e, "job");
+			if (!job)
+				continue;
+			JobInfo &j = r.jobs[job];
+			j.status = json_object_to_json_string_ext(
+				e, JSON_C_TO_STRING_PLAIN);
+			j.status_node = node;
+			j.seen = now;
+			if (json_object_object_get_ex(e, "last_ckpt", &lc) &&
+			    json_object_get_type(lc) == json_type_object)
+				saw_ckpt(r, job, node,
+					 (uint64_t)num(lc, "step"),
+					 str(lc, "path"), now);
+		}
+	trim(r);
+	json_object *o = reply(true), *cmds = json_object_new_array();
+	for (auto &[id, c] : r.commands) {
+		if (c.node != node || c.sent || c.state)
+			continue;
+		json_object *e = json_object_new_object();
+		json_object_object_add(e, "id",
+				       json_object_new_int64((int64_t)id));
+		json_object_object_add(e, "op",
+				       json_object_new_string(c.op.c_str()));
+		json_object_object_add(e, "job", json_object_new_int64(c.job));
+		json_object_array_add(cmds, e);
+		c.sent = true;
+		note(r, c.job, now,
+		     c.op + " delivered to " + node + "'s tidald");
+	}
+	json_object_object_add(o, "commands", cmds);
+	return line(o);
+}
+
+std::string do_ack(Registry &r, json_object *q, const std::string &node,
+		   double now)
+{
+	uint64_t id = (uint64_t)num(q, "id");
+	uint32_t job = (uint32_t)num(q, "job");
+	json_object *okv;
+	bool ok = json_object_object_get_ex(q, "ok", &okv) &&
+		  json_object_get_boolean(okv);
+	/* An id nobody waits for any more (called off, or timed out): its
+	 * checkpoint still counts, nothing else is kept. */
+	Command gone, &c = r.commands.count(id) ? r.commands[id] : gone;
+	c.id = id;
+	c.job = job ? job : c.job;
+	c.node = node;
+	c.state = ok ? 1 : -1;
+	c.step = (uint64_t)num(q, "step");
+	c.path = str(q, "path");
+	c.error = str(q, "error");
+	char msg[512];
+	if (ok) {
+		saw_ckpt(r, c.job, node, c.step, c.path, now);
+		std::snprintf(msg, sizeof(msg),
+			      "checkpoint at step %llu on %s (%.1f MB in %.0f "
+			      "ms): %s",
+			      (unsigned long long)c.step, node.c_str(),
+			      num(q, "bytes") / 1e6, dbl(q, "ms"),
+			      c.path.c_str());
+	} else {
+		std::snprintf(msg, sizeof(msg), "%s on %s failed: %s",
+			      c.op.empty() ? "command" : c.op.c_str(),
+			      node.c_str(), c.error.c_str());
+	}
+	note(r, c.job, now, msg);
+	logl(r, "job " + std::to_string(c.job) + ": agent " + node +
+			" acked command " + std::to_string(id) + ": " + msg);
+	return line(reply(true));
+}
+
+/* UID: the job's owner (the engine's last cycle), -1 if unknown; tidald
+ * lets only the owner (or root) copy a checkpoint. */
+std::string do_where(Registry &r, json_object *q, int64_t uid)
+{
+	uint32_t job = (uint32_t)num(q, "job");
+	auto it = r.jobs.find(job);
+	if (it == r.jobs.end() || it->second.step == 0)
+		return fail("no checkpoint of job " + std::to_string(job) +
+			    " is known to sched/tidal");
+	const JobInfo &j = it->second;
+	json_object *o = reply(true);
+	json_object_object_add(o, "job", json_object_new_int64(job));
+	json_object_object_add(o, "node",
+			       json_object_new_string(j.node.c_str()));
+	json_object_object_add(o, "addr",
+			       json_object_new_string(j.addr.c_str()));
+	json_object_object_add(o, "step",
+			       json_object_new_int64((int64_t)j.step));
+	json_object_object_add(o, "path",
+			       json_object_new_string(j.path.c_str()));
+	if (uid >= 0)
+		json_object_object_add(o, "uid", json_object_new_int64(uid));
+	return line(o);
+}
+
+std::string handle(const char *request, uint32_t uid, bool admin,
+		   const char *peer, bool *mine)
+{
+	json_object *q = json_tokener_parse(request);
+	std::string op = str(q, "op");
+	*mine = op == "node_register" || op == "node_heartbeat" ||
+		op == "node_ack" || op == "ckpt_where";
+	std::string out;
+	if (!*mine) {
+	} else if (!admin) {
+		out = fail(op +
+			   " is for node agents: it needs root or "
+			   "SlurmUser (you are uid " +
+			   std::to_string(uid) + ")");
+	} else if (num(q, "version", num(q, "v")) != 1) {
+		out = fail("wire version " +
+			   std::to_string(num(q, "version", num(q, "v"))) +
+			   " not supported (this plugin speaks 1)");
+	} else {
+		/* Before the registry's lock: the engine's lock is taken
+		 * first elsewhere (engine -> registry, never the reverse). */
+		int64_t owner =
+			op == "ckpt_where"
+				? engine().job_uid((uint32_t)num(q, "job"))
+				: -1;
+		Registry &r = reg();
+		std::lock_guard<std::mutex> g(r.mu);
+		std::string node = str(q, "node");
+		double now = wall_now();
+		if (op == "ckpt_where")
+			out = do_where(r, q, owner);
+		else if (node.empty() || node.size() > 128)
+			out = fail(op + ": \"node\" must be a node name");
+		else if (op == "node_register")
+			out = do_register(r, q, node, peer ? peer : "", now);
+		else if (op == "node_heartbeat")
+			out = do_heartbeat(r, q, node, now);
+		else
+			out = do_ack(r, q, node, now);
+	}
+	if (q)
+		json_object_put(q);
+	return out;
+}
+
+char *dup_c(const std::string &s)
+{
+	char *p = (char *)std::malloc(s.size() + 1);
+	if (p)
+		std::memcpy(p, s.c_str(), s.size() + 1);
+	return p;
+}
+
+std::string human_bytes(uint64_t b)
+{
+	const char *unit = "KMGTP";
+	double v = b / 1024.0;
+	int u = 0;
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	char s[32];
+	std::snprintf(s, sizeof(s), "%.1f%c", v, unit[u]);
+	return s;
+}
+
+void put(json_object *rec, const char *k, const std::string &v)
+{
+	json_object_object_add(
+		rec, k, json_object_new_string(v.empty() ? "None" : v.c_str()));
+}
+
+} /* namespace */
+
+void agent_node_fields(const std::string &node, json_object *rec, double now)
+{
+	Registry &r = reg();
+	std::lock_guard<std::mutex> g(r.mu);
+	auto it = r.agents.find(node);
+	if (it == r.agents.end()) {
+		put(rec, "Agent", "");
+		return;
+	}
+	const AgentInfo &a = it->second;
+	double age = std::max(0.0, wall_now() - a.last_seen);
+	put(rec, "Agent", age <= 3 * a.heartbeat_s ? "UP" : "DOWN");
+	put(rec, "HeartbeatAge", std::to_string((long)std::lround(age)) + "s");
+	put(rec, "CkptFree", human_bytes(a.ckpt_free));
+	json_object *t = json_tokener_parse(a.topology.c_str()), *v;
+	std::string hcas, numa;
+	std::vector<std::string> names;
+	int gpus = -1;
+	if (t && json_object_object_get_ex(t, "hcas", &v) &&
+	    json_object_get_type(v) == json_type_array)
+		for (size_t i = 0; i < json_object_array_length(v); i++)
+			names.push_back(
+				str(json_object_array_get_idx(v, i), "name"));
+	std::sort(names.begin(), names.end()); /* hwloc's order is PCI's */
+	for (const std::string &h : names)
+		hcas += (hcas.empty() ? "" : ",") + h;
+	if (t && json_object_object_get_ex(t, "numa_nodes", &v) &&
+	    json_object_get_type(v) == json_type_array)
+		numa = std::to_string(json_object_array_length(v));
+	if (t && json_object_object_get_ex(t, "gpus", &v) &&
+	    json_object_get_type(v) == json_type_array) {
+		gpus = (int)json_object_array_length(v);
+		numa += gpus ? " (GPU:NUMA" : "";
+		for (int i = 0; i < gpus; i++)
+			numa += (i ? "," : " ") +
+				std::to_string(
+					num(json_object_array_get_idx(v, i),
+					    "numa", -1));
+		numa += gpus ? ")" : "";
+	}
+	if (t)
+		json_object_put(t);
+	put(rec, "HCAs", hcas);
+	put(rec, "TopoGPUs", gpus < 0 ? "" : std::to_string(gpus));
+	put(rec, "NUMA", numa);
+}
+
+std::vector<std::string> agent_fabric_reports()
+{
+	Registry &r = reg();
+	std::lock_guard<std::mutex> g(r.mu);
+	std::vector<std::string> out;
+	for (const auto &[node, a] : r.agents)
+		if (!a.fabric.empty() &&
+		    std::find(out.begin(), out.end(), a.fabric) == out.end())
+			out.push_back(a.fabric);
+	return out;
+}
+
+void agent_job_fields(uint32_t job, json_object *rec, bool full)
+{
+	Registry &r = reg();
+	std::lock_guard<std::mutex> g(r.mu);
+	auto it = r.jobs.find(job);
+	if (it == r.jobs.end()) {
+		if (full)
+			put(rec, "Checkpoint", "");
+		return;
+	}
+	const JobInfo &j = it->second;
+	if (full || j.step)
+		put(rec, "Checkpoint",
+		    j.step ? "step " + std::to_string(j.step) + " on " +
+				     j.node + " " + j.path
+			   : "");
+	if (full && !j.status.empty()) {
+		json_object *s = json_tokener_parse(j.status.c_str());
+		char buf[160];
+		std::snprintf(buf, sizeof(buf),
+			      "step %lld, %.3g it/s, loss %.4g, %s (%s)",
+			      (long long)num(s, "step"), dbl(s, "it_s"),
+			      dbl(s, "loss"), str(s, "state").c_str(),
+			      j.status_node.c_str());
+		put(rec, "Training", buf);
+		if (s)
+			json_object_put(s);
+	}
+	if (full && !j.story.empty()) {
+		std::string story;
+		for (const std::string &l : j.story)
+			story += (story.empty() ? "" : "; ") + l;
+		put(rec, "ResizeStory", story);
+	}
+}
+
+} /* namespace tidal::plugin */
+
+using namespace tidal::plugin;
+
+extern "C" char *tidal_agent_request(const char *request, uint32_t uid,
+				     int admin, const char *peer_host)
+{
+	try {
+		bool mine = false;
+		std::string out = handle(request ? request : "", uid,
+					 admin != 0, peer_host, &mine);
+		return mine ? dup_c(out) : nullptr;
+	} catch (...) {
+		return dup_c("{\"version\":1,\"ok\":false,\"error\":\"internal "
+			     "error\"}\n");
+	}
+}
+
+extern "C" char *tidal_agent_log_drain(void)
+{
+	Registry &r = reg();
+	std::lock_guard<std::mutex> g(r.mu);
+	if (r.log.empty())
+		return nullptr;
+	char *p = dup_c(r.log);
+	r.log.clear();
+	return p;
+}
+
+extern "C" int tidal_agent_live(const char *node, double now)
+{
+	Registry &r = reg();
+	std::lock_guard<std::mutex> g(r.mu);
+	auto it = r.agents.find(node ? node : "");
+	return it != r.agents.end() &&
+	       now - it->second.last_seen <= 3 * it->second.heartbeat_s;
+}
+
+extern "C" uint64_t tidal_agent_command(const char *node, const char *op,
+					uint32_t job, double now)
+{
+	try {
+		Registry &r = reg();
+		std::lock_guard<std::mutex> g(r.mu);
+		Command c;
+		c.id = r.next_id++;
+		c.node = node;
+		c.op = op;
+		c.job = job;
+		c.issued = now;
+		r.commands[c.id] = c;
+		note(r, job, now, c.op + " queued for " + c.node + "'s tidald");
+		return c.id;
+	} catch (...) {
+		return 0;
+	}
+}
+
+extern "C" int tidal_agent_ack(uint64_t id, uint64_t *step, char *path,
+			       size_t path_len, char *err, size_t err_len)
+{
+	Registry &r = reg();
+	std::lock_guard<std::mutex> g(r.mu);
+	auto it = r.commands.find(id);
+	if (it == r.commands.end() || it->second.state == 0)
+		return 0;
+	const Command &c = it->second;
+	*step = c.step;
+	std::snprintf(path, path_len, "%s", c.path.c_str());
+	std::snprintf(err, err_len, "%s", c.error.c_str());
+	int st = c.state;
+	r.commands.erase(it); /* answered: the caller has it now */
+	return st;
+}
+
+extern "C" void tidal_agent_cancel(uint64_t id)
+{
+	Registry &r = reg();
+	std::lock_guard<std::mutex> g(r.mu);
+	r.commands.erase(id);
+}
+
+extern "C" void tidal_agent_note(uint32_t job, double now, const char *text)
+{
+	try {
+		Registry &r = reg();
+		std::lock_guard<std::mutex> g(r.mu);
+		note(r, job, now, text ? text : "");
+	} catch (...) {
+	}
+}
+
+extern "C" char *tidal_agent_state_dump(void)
+{
+	Registry &r = reg();
+	std::lock_guard<std::mutex> g(r.mu);
+	std::string s = "agentseq " + std::to_string(r.next_id) + "\n";
+	char b[256];
+	for (const auto &[job, j] : r.jobs) {
+		if (!j.step)
+			continue;
+		std::snprintf(b, sizeof(b), "ckpt %u %llu %ld %s %s ", job,
+			      (unsigned long long)j.step, (long)j.when,
+			      j.node.c_str(),
+			      j.addr.empty() ? "-" : j.addr.c_str());
+		s += b + j.path + "\n";
+	}
+	for (const auto &[id, c] : r.commands) {
+		if (c.state)
+			continue;
+		std::snprintf(b, sizeof(b), "agentcmd %llu %u %ld %s %s\n",
+			      (unsigned long long)id, c.job, (long)c.issued,
+			      c.node.c_str(), c.op.c_str());
+		s += b;
+	}
+	return dup_c(s);
+}
+
+extern "C" int tidal_agent_state_line(const char *l)
+{
+	Registry &r = reg();
+	std::lock_guard<std::mutex> g(r.mu);
+	unsigned long long a, step;
+	unsigned job;
+	long when;
+	char node[129], addr[256], op[32];
+	int used = 0;
+	if (std::sscanf(l, "agentseq %llu", &a) == 1) {
+		r.next_id = std::max<uint64_t>(r.next_id, a);
+		return 1;
+	}
+	if (std::sscanf(l, "ckpt %u %llu %ld %128s %255s %n", &job, &step,
+			&when, node, addr, &used) == 5 &&
+	    used > 0) {
+		JobInfo &j = r.jobs[job];
+		j.step = step;
+		j.when = (double)when;
+		j.node = node;
+		j.addr = std::strcmp(addr, "-") ? addr : "";
+		j.path = l + used;
+		return 1;
+	}
+	if (std::sscanf(l, "agentcmd %llu %u %ld %128s %31s", &a, &job, &when,
+			node, op) == 5) {
+		Command c;
+		c.id = a;
+		c.job = job;
+		c.issued = (double)when;
+		c.node = node;
+		c.op = op;
+		r.commands[a] = c; /* sent again: tidald ignores repeats */
+		r.next_id = std::max<uint64_t>(r.next_id, a + 1);
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,30 @@
+/*
+ * agents.h - the registry of node agents (tidald) inside sched/tidal, for
+ * the C++ side (ctl_engine.cc's records).  The C side uses bridge.h's
+ * tidal_agent_* functions.  agents.cc has the whole story.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+struct json_object;
+
+namespace tidal::plugin
+{
+
+/* Agent columns of NODE's `show nodes` record: Agent, HeartbeatAge,
+ * CkptFree, HCAs, TopoGPUs, NUMA. */
+void agent_node_fields(const std::string &node, json_object *rec, double now);
+/* JOB's checkpoint and resize story for `show job` / `explain`; the live
+ * metrics its agent reports (step, it/s, loss) when FULL. */
+void agent_job_fields(std::uint32_t job, json_object *rec, bool full);
+
+/* The distinct fabric reports of the registered agents (JSON of
+ * core/fabric.h's to_json()), for apply_agent_fabric() in engine.cc. */
+std::vector<std::string> agent_fabric_reports();
+
+} /* namespace tidal::plugin */

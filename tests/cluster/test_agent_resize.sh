@@ -1,0 +1,136 @@
+#!/bin/bash
+# test_agent_resize.sh - an elastic resize carried out by tidald, end to
+# end on a live cluster (4 nodes x 4 fake GPUs, Policy=elastic-edf):
+#
+#   tidald on n1..n4       registered, heartbeating every second
+#   R  12 GPUs, rigid      n1..n3
+#   E  --elastic-gpus=2-4  tidal-launch + tidal-train (CPU/Gloo, one rank
+#                          per GPU) on n4's 4 GPUs, checkpointing every
+#                          200 steps
+#   D  2 GPUs, --deadline  E must shrink to 2: the plugin queues
+#                          checkpoint_stop for n4's tidald, which asks E's
+#                          launcher; on the ack the plugin requeues E at
+#                          once (ResizeSignal=none, CheckpointTimeout=120:
+#                          only the agent can make this quick)
+#   E again                2 ranks, resumed from exactly that checkpoint
+#   n1, n2                 fetch E's checkpoint from n4 through tidald
+#                          (ckpt_where, ckpt_get), also after a kill -9 of
+#                          slurmctld with E gone (the location is in the
+#                          plugin state)
+#
+# GPL-2.0-or-later.
+. "$(dirname "$0")/lib.sh"
+GPUS_PER_NODE=4
+for b in tidald tidal-launch tidal-train; do
+	[ -x "${BUILD_ABS:-/nonexistent}/$b" ] || {
+		echo "$TEST_NAME: skipped: $BUILD/$b not built"
+		echo "$TEST_NAME: 0 passed, 0 failed"; exit 0; }
+done
+cluster_up "Policy=elastic-edf
+CycleInterval=1
+ResizeSignal=none
+CheckpointTimeout=120
+RejectAction=cancel"
+
+declare -A APID
+start_tidald() { # start_tidald NODE
+	"$BUILD_ABS/tidald" -D -N "$1" --listen 127.0.0.1:0 --run-dir "$T/tidal-run" \
+		--ckpt-dir "$T/ckpt/$1" --heartbeat 1 >>"$T/log/tidald-$1.log" 2>&1 &
+	APID[$1]=$!
+	disown
+}
+for n in $NODES; do start_tidald "$n"; done
+agents_up() { [ "$("$TIDALCTL" -o show nodes 2>/dev/null | grep -c 'Agent=UP')" -eq 4 ]; }
+check "4 agents up" wait_for 30 agents_up
+
+gpus_of() { "$TIDALCTL" -o show job "$1" 2>/dev/null | grep -o 'AllocGPUs=[0-9]*' | cut -d= -f2; }
+has_gpus() { [ "$(job_state "$1")" = RUNNING ] && [ "$(gpus_of "$1")" = "$2" ]; }
+
+r=$(submit -N3 --gpus-per-node=4 --wrap 'sleep 600')
+check "R ($r, 12 GPUs) starts" wait_state 30 "$r" RUNNING
+cat >"$T/out/elastic.sh" <<EOF
+#!/bin/bash
+exec "$BUILD_ABS/tidal-launch" --run-dir "$T/tidal-run" -- \
+	"$BUILD_ABS/tidal-train" --iters 10000000 --ckpt-every 200 --log-every 50
+EOF
+e=$(submit -N1 --elastic-gpus=2-4 --gpus=2 "$T/out/elastic.sh")
+check "E ($e, elastic 2-4) runs on n4's 4 GPUs" wait_for 40 has_gpus "$e" 4
+ckpt_done() { ls "$T/ckpt/n4/$e/"*.done >/dev/null 2>&1; }
+check "E trains and checkpoints on n4" wait_for 60 ckpt_done
+agent_sees_e() { "$TIDALCTL" show job "$e" | grep -q "Training=step"; }
+check "tidald n4 reports E's training to the plugin" wait_for 10 agent_sees_e
+
+# tidald is not in the job's path: killed and restarted, it finds E's
+# launcher again by its socket and reports it.
+kill -9 "${APID[n4]}"
+start_tidald n4
+reregistered() { [ "$(grep -c 'registered with sched/tidal' "$T/log/tidald-n4.log")" -ge 2 ]; }
+check "tidald n4 killed -9 and restarted: registered again" wait_for 15 reregistered
+train_step() { "$TIDALCTL" -o show job "$e" | grep -o 'Training=step [0-9]*' | awk '{print $2}'; }
+s1=$(train_step)
+newer_step() { [ "$(train_step)" -gt "${s1:-0}" ]; }
+check "... E kept running, and n4's new agent reports its progress" \
+	eval 'is_state "$e" RUNNING && wait_for 10 newer_step'
+
+d=$(submit -N1 --gpus=2 --deadline=now+2hours -t 30 --wrap 'sleep 600')
+t0=$(date +%s)
+check "D ($d, 2 GPUs, deadline) starts" wait_state 120 "$d" RUNNING
+check "E runs again, at 2 GPUs" wait_for 60 has_gpus "$e" 2
+t1=$(date +%s)
+say "D submitted to E running at 2 GPUs: $((t1 - t0)) s"
+log=$T/log/slurmctld.log
+check "the plugin asked n4's tidald for checkpoint_stop" \
+	grep -q "resize JobId=$e to 2 GPUs: checkpoint_stop asked of n4's tidald" "$log"
+step=$(grep -o "resize JobId=$e: tidald checkpointed it at step [0-9]*" "$log" | head -1 | awk '{print $NF}')
+check "E was requeued on the ack (step ${step:-none}), not on the timeout" \
+	test -n "$step" -a -z "$(grep "JobId=$e: no checkpoint ack" "$log")"
+check "tidald n4 logged the command" \
+	grep -q "job $e checkpointed at step $step" "$T/log/tidald-n4.log"
+resumed() { grep -q "world 2, .*resuming from step $step " "$T/out/$e.out"; }
+check "E resumed from exactly that checkpoint, at world 2" wait_for 30 resumed ||
+	tail -n 20 "$T/out/$e.out"
+grep -E "generation|resum" "$T/out/$e.out" | sed 's/^/   /'
+out=$("$TIDALCTL" show job "$e"); echo "$out"
+check "tidalctl shows E's checkpoint" grep -q "Checkpoint=step [0-9]* on n4" <<<"$out"
+check "tidalctl tells the resize story" \
+	grep -q "ResizeStory=.*checkpoint_stop delivered to n4.*requeued, to restart at 2 GPUs" <<<"$out"
+grep -E "checkpoint_stop|tidald checkpointed|requeued|running again" "$log" | sed 's/^/   /'
+
+# Restart elsewhere: n1's tidald asks the plugin (ckpt_where) and copies
+# E's newest checkpoint from n4's tidald, verifying it.
+fetch_on() { # fetch_on NODE JOB: the tidald's reply
+	python3 - "$T/tidal-run/$1/tidald.sock" "$2" <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(60)
+s.connect(sys.argv[1])
+s.sendall(json.dumps({"v": 1, "op": "fetch", "job": int(sys.argv[2])}).encode() + b"\n")
+print(s.makefile().readline().strip())
+PY
+}
+if command -v python3 >/dev/null; then
+	r=$(fetch_on n1 "$e")
+	echo "   $r"
+	check "n1's tidald fetches E's checkpoint from n4 (ckpt_where, ckpt_get)" \
+		grep -q "\"ok\":true,.*\"from\":\"n4\"" <<<"$r"
+	f=$(sed -n 's/.*"path":"\([^"]*\)".*/\1/p' <<<"$r")
+	check "... into n1's checkpoint directory, with its .done marker" \
+		test -f "${f%.tck}.done" -a "${f#$T/ckpt/n1/}" != "$f"
+	# Where E's checkpoint is survives a slurmctld restart (plugin state),
+	# even with E gone and no heartbeat to tell it again.
+	scancel "$e"
+	wait_for 20 eval '[ -z "$(job_state "$e")" ] || [ "$(job_state "$e")" = CANCELLED ]'
+	sleep 2 # a cycle writes the plugin state
+	check "the plugin state records E's checkpoint location" \
+		grep -q "^ckpt $e [0-9]* [0-9]* n4 127.0.0.1:[0-9]* $T/ckpt/n4/$e/ckpt-" "$T/state/tidal_state"
+	kill -9 "$(cat "$T/run/slurmctld.pid")"
+	slurmctld -f "$SLURM_CONF" && wait_for 60 scontrol ping
+	wait_for 30 grep -q "state restored from" "$log"
+	r=$(fetch_on n2 "$e"); echo "   $r"
+	check "after kill -9 of slurmctld, ckpt_where still knows: n2 fetches from n4" \
+		grep -q "\"ok\":true,.*\"from\":\"n4\"" <<<"$r"
+else
+	say "python3 not installed: the cross-node fetch is not tested"
+fi
+scancel "$e" "$r" "$d"
+finish
