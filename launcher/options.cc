@@ -33,7 +33,9 @@ const char kUsage[] =
 	"                          $SLURM_GPUS_ON_NODE, else 1)\n"
 	"      --store HOST:PORT   rendezvous store (node 0 serves it)\n"
 	"      --store-port P      store port on $SLURM_LAUNCH_NODE_IPADDR\n"
-	"                          (default 29400 + job %% 500)\n"
+	"                          (default: the first of the step's ports\n"
+	"                          Slurm reserved, $SLURM_STEP_RESV_PORTS, with\n"
+	"                          MpiParams=ports=...; else 29400 + job %% 500)\n"
 	"      --ckpt-dir D        checkpoint root (default: tidald's, else\n"
 	"                          $TIDAL_CKPT_DIR, else /var/lib/tidal/ckpt)\n"
 	"      --run-dir D         sockets (default $TIDAL_RUN_DIR or /run/tidal)\n"
@@ -105,6 +107,24 @@ std::string short_hostname()
 }
 
 /* Fill what the command line left open from the Slurm environment. */
+/* The store's port when none is given: the first port Slurm reserved for
+ * this step (MpiParams=ports=LO-HI in slurm.conf; SLURM_STEP_RESV_PORTS is
+ * "P", "P-Q" or a list), which no other step on the node holds; else one
+ * derived from the job id, which two jobs whose ids differ by a multiple
+ * of 500 would share on the same first node. */
+int default_store_port(const std::string &job)
+{
+	const char *resv = getenv("SLURM_STEP_RESV_PORTS");
+	if (resv && *resv >= '0' && *resv <= '9') {
+		long p = std::strtol(resv, nullptr, 10);
+		if (p > 0 && p < 65536)
+			return (int)p;
+	}
+	char *end;
+	unsigned long id = std::strtoul(job.c_str(), &end, 10);
+	return 29400 + (int)(id % 500);
+}
+
 void from_environment(Options &o, bool have_ranks, bool have_index,
 		      bool have_nodes, bool have_port)
 {
@@ -139,11 +159,8 @@ void from_environment(Options &o, bool have_ranks, bool have_index,
 	}
 	if (o.store_host.empty()) {
 		o.store_host = env_or("SLURM_LAUNCH_NODE_IPADDR", "127.0.0.1");
-		if (!have_port) {
-			char *end;
-			unsigned long id = std::strtoul(o.job.c_str(), &end, 10);
-			o.store_port = 29400 + (int)(id % 500);
-		}
+		if (!have_port)
+			o.store_port = default_store_port(o.job);
 	}
 	if (o.run_dir.empty())
 		o.run_dir = env_or("TIDAL_RUN_DIR", "/run/tidal");

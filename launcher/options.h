@@ -9,7 +9,8 @@
  *   ranks      --ranks,      else the count of CUDA_VISIBLE_DEVICES,
  *                            else SLURM_GPUS_ON_NODE, else 1
  *   store      --store HOST:PORT, else SLURM_LAUNCH_NODE_IPADDR (or
- *              127.0.0.1) and --store-port (default 29400 + job % 500)
+ *              127.0.0.1) and --store-port (default the first of
+ *              SLURM_STEP_RESV_PORTS, else 29400 + job % 500)
  *   run dir    --run-dir,    else TIDAL_RUN_DIR, else /run/tidal
  *   ckpt root  --ckpt-dir,   else tidald's "hello" (resolved later, in
  *              resume.cc), else TIDAL_CKPT_DIR, else /var/lib/tidal/ckpt

@@ -76,6 +76,9 @@ write_conf() { # write_conf POLICY_CONF_TEXT
 ClusterName=tidaltest
 SlurmctldHost=$host(127.0.0.1)
 SlurmctldPort=$PORT_CTL
+# Ports Slurm reserves per step (tidal-launch's store): one range per
+# cluster, derived from its base port, so concurrent test clusters differ.
+MpiParams=ports=$((40000 + (PORT_CTL - 20000) / 10 * 8))-$((40007 + (PORT_CTL - 20000) / 10 * 8))
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
