@@ -536,6 +536,33 @@ void agent_job_fields(uint32_t job, json_object *rec, bool full)
 	}
 }
 
+bool agent_job_progress(uint32_t job, double now, double max_age,
+			JobProgress *p)
+{
+	Registry &r = reg();
+	std::lock_guard<std::mutex> g(r.mu);
+	auto it = r.jobs.find(job);
+	if (it == r.jobs.end() || it->second.status.empty() ||
+	    now - it->second.seen > max_age)
+		return false;
+	json_object *s = json_tokener_parse(it->second.status.c_str());
+	if (!s)
+		return false;
+	bool ok = str(s, "state") == "running" && dbl(s, "it_s") > 0;
+	if (ok) {
+		p->step = (double)num(s, "step");
+		p->it_s = dbl(s, "it_s");
+		json_object *st;
+		if (json_object_object_get_ex(s, "stages", &st) && st) {
+			p->stages[0] = dbl(st, "data") / 1000;
+			p->stages[1] = dbl(st, "compute") / 1000;
+			p->stages[2] = dbl(st, "comm") / 1000;
+		}
+	}
+	json_object_put(s);
+	return ok;
+}
+
 } /* namespace tidal::plugin */
 
 using namespace tidal::plugin;

@@ -23,6 +23,19 @@ void agent_node_fields(const std::string &node, json_object *rec, double now);
  * metrics its agent reports (step, it/s, loss) when FULL. */
 void agent_job_fields(std::uint32_t job, json_object *rec, bool full);
 
+/* What JOB's launcher last reported through its agent (heartbeats), for
+ * the policies: the step reached, iterations/s at the current size and the
+ * per-iteration stage times in seconds (data/CPU, compute, communication). */
+struct JobProgress {
+	double step = 0;
+	double it_s = 0;
+	double stages[3] = {0, 0, 0};
+};
+/* RET true with *P when JOB's last report is running and at most MAX_AGE
+ * seconds old at NOW. */
+bool agent_job_progress(std::uint32_t job, double now, double max_age,
+			JobProgress *p);
+
 /* The distinct fabric reports of the registered agents (JSON of
  * core/fabric.h's to_json()), for apply_agent_fabric() in engine.cc. */
 std::vector<std::string> agent_fabric_reports();

@@ -86,6 +86,10 @@ json_object *job_record(const JobView &v, bool full)
 		put_str(o, "Model", j.model);
 		put_num(o, "Batch", j.batch);
 		put_num(o, "Iterations", j.iterations);
+		/* What the policy used: measured when an agent reports the
+		 * job (agents.cc), else from the time limit. */
+		put_num(o, "RemainingIters", std::round(j.remaining));
+		put_num(o, "RemainingSec", std::round(j.remaining_time()));
 		put_num(o, "Submit", j.submit);
 		if (j.has_deadline())
 			put_num(o, "Deadline", j.deadline);

@@ -180,6 +180,10 @@ static std::string describe_options(const tidal_job_t &b)
 	return s.str();
 }
 
+/* How old an agent's progress report may be and still count (seconds):
+ * a few heartbeats. */
+constexpr double kProgressMaxAge = 60;
+
 /* Build the core Job for one bridge job, using and updating the memo. */
 void Engine::fill_job(const tidal_job_t &b, double now, Job *j,
 		      std::string *log)
@@ -230,6 +234,15 @@ void Engine::fill_job(const tidal_job_t &b, double now, Job *j,
 	j->executed = m.executed + ran;
 	j->attained = m.attained + (running ? b.gpus * ran : 0);
 	j->remaining = std::max(0.0, j->iterations - j->executed / j->iter_time);
+	/* A job whose launcher reports through its node agent: the work left
+	 * and the speed are measured, not guessed from the time limit. */
+	JobProgress p;
+	if (running && b.iters > 0 &&
+	    agent_job_progress(b.id, now, kProgressMaxAge, &p)) {
+		j->remaining = std::max(0.0, b.iters - p.step);
+		j->iter_time = 1 / p.it_s;
+		j->stages = {p.stages[0], p.stages[1], p.stages[2]};
+	}
 	j->seq = m.seq;
 	j->state = running ? JobState::Running : JobState::Pending;
 	if (running) {

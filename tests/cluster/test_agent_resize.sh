@@ -53,12 +53,21 @@ cat >"$T/out/elastic.sh" <<EOF
 exec "$BUILD_ABS/tidal-launch" --run-dir "$T/tidal-run" -- \
 	"$BUILD_ABS/tidal-train" --iters 10000000 --ckpt-every 200 --log-every 50
 EOF
-e=$(submit -N1 --elastic-gpus=2-4 --gpus=2 "$T/out/elastic.sh")
+e=$(submit -N1 --elastic-gpus=2-4 --gpus=2 --train-iters=10000000 "$T/out/elastic.sh")
 check "E ($e, elastic 2-4) runs on n4's 4 GPUs" wait_for 40 has_gpus "$e" 4
 ckpt_done() { ls "$T/ckpt/n4/$e/"*.done >/dev/null 2>&1; }
 check "E trains and checkpoints on n4" wait_for 60 ckpt_done
 agent_sees_e() { "$TIDALCTL" show job "$e" | grep -q "Training=step"; }
 check "tidald n4 reports E's training to the plugin" wait_for 10 agent_sees_e
+# The policy's view of E's work left comes from those reports (steps done,
+# it/s), not from the time limit: over 200 of its 10^7 iterations are done.
+measured_left() {
+	local left
+	left=$("$TIDALCTL" -o show job "$e" | grep -o 'RemainingIters=[0-9]*' | cut -d= -f2)
+	[ -n "$left" ] && [ $((10000000 - left)) -ge 200 ]
+}
+check "the plugin counts E's remaining work from the agent's reports" \
+	wait_for 10 measured_left
 
 # tidald is not in the job's path: killed and restarted, it finds E's
 # launcher again by its socket and reports it.
@@ -109,11 +118,11 @@ print(s.makefile().readline().strip())
 PY
 }
 if command -v python3 >/dev/null; then
-	r=$(fetch_on n1 "$e")
-	echo "   $r"
+	reply=$(fetch_on n1 "$e")
+	echo "   $reply"
 	check "n1's tidald fetches E's checkpoint from n4 (ckpt_where, ckpt_get)" \
-		grep -q "\"ok\":true,.*\"from\":\"n4\"" <<<"$r"
-	f=$(sed -n 's/.*"path":"\([^"]*\)".*/\1/p' <<<"$r")
+		grep -q "\"ok\":true,.*\"from\":\"n4\"" <<<"$reply"
+	f=$(sed -n 's/.*"path":"\([^"]*\)".*/\1/p' <<<"$reply")
 	check "... into n1's checkpoint directory, with its .done marker" \
 		test -f "${f%.tck}.done" -a "${f#$T/ckpt/n1/}" != "$f"
 	# Where E's checkpoint is survives a slurmctld restart (plugin state),
@@ -126,9 +135,9 @@ if command -v python3 >/dev/null; then
 	kill -9 "$(cat "$T/run/slurmctld.pid")"
 	slurmctld -f "$SLURM_CONF" && wait_for 60 scontrol ping
 	wait_for 30 grep -q "state restored from" "$log"
-	r=$(fetch_on n2 "$e"); echo "   $r"
+	reply=$(fetch_on n2 "$e"); echo "   $reply"
 	check "after kill -9 of slurmctld, ckpt_where still knows: n2 fetches from n4" \
-		grep -q "\"ok\":true,.*\"from\":\"n4\"" <<<"$r"
+		grep -q "\"ok\":true,.*\"from\":\"n4\"" <<<"$reply"
 else
 	say "python3 not installed: the cross-node fetch is not tested"
 fi
