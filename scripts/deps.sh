@@ -32,6 +32,7 @@ readonly PACKAGES=(
 	slurmctld slurmd slurm-client libslurm-dev
 	jq                                     # golden tests read tidal-sim --json
 	time                                   # /usr/bin/time for make bench
+	python3                                # tests' wire clients (JSON over sockets)
 )
 
 # What Slurm's own ./configure needs with Debian's flags (see debian/rules of
