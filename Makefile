@@ -146,6 +146,12 @@ mandir ?= $(PREFIX)/share/man
 install: all
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1
 	install -m 755 $(BUILD)/tidal-sim $(DESTDIR)$(bindir)/tidal-sim
+	# The node side, where it was built (tidald: nodeagent.mk).
+	for p in tidal-launch tidal-train; do \
+		[ ! -x $(BUILD)/$$p ] || \
+		install -m 755 $(BUILD)/$$p $(DESTDIR)$(bindir)/$$p; done
+	[ ! -x $(BUILD)/tidal-topo ] || { install -d $(DESTDIR)$(PREFIX)/sbin && \
+		install -m 755 $(BUILD)/tidal-topo $(DESTDIR)$(PREFIX)/sbin/; }
 	for m in man/man*/*.[1-8]; do \
 		s=$${m##*.}; install -d $(DESTDIR)$(mandir)/man$$s; \
 		install -m 644 $$m $(DESTDIR)$(mandir)/man$$s/; done
