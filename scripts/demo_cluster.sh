@@ -2,20 +2,26 @@
 # scripts/demo_cluster.sh BUILD - the live half of `make demo`.
 #
 # A throwaway Slurm cluster on loopback (tests/cluster/lib.sh: munged,
-# slurmctld with sched/tidal, 4 slurmd x 8 fake GPUs) runs a small mixed
-# workload under Policy=elastic-edf:
+# slurmctld with sched/tidal, 4 slurmd x 4 fake GPUs) with a tidald on
+# every node runs a small mixed workload under Policy=elastic-edf.  The
+# elastic jobs are real trainers: srun starts one tidal-launch per node,
+# which starts one tidal-train rank per GPU (CPU + Gloo here), each step
+# paced by conf/throughput-demo.csv; checkpoints go to each node's
+# directory and a resize is carried out by the node's tidald
+# (checkpoint_stop, ack, requeue, restart from that checkpoint):
 #
-#   rigid-a    16 GPUs, 40 s
-#   elastic-1  --elastic-gpus=8-32, deadline in 1 h: starts at what is
-#              free, grows when rigid-a ends (checkpoint signal, requeue,
-#              restart at the new size)
-#   rigid-b     8 GPUs, deadline in 30 min: elastic-1 shrinks for it
-#   elastic-2  --elastic-gpus=4-16, deadline in 2 h
+#   rigid-a    8 GPUs, 40 s
+#   elastic-1  --elastic-gpus=2-8, deadline in 1 h: starts at what is
+#              free, grows when rigid-a ends
+#   elastic-2  --elastic-gpus=1-4, deadline in 2 h
+#   rigid-b    4 GPUs, deadline in 30 min, at +55 s: an elastic job
+#              shrinks for it
 #   late       a deadline it cannot meet: held with a TidalReject reason
 #
 # tidalctl's one-line records are printed whenever a decision changes,
-# then the cluster is torn down.  Without root, Slurm or the plugin this
-# prints why and exits 0, so the replay half of the demo still runs.
+# then the resize stories and the trainers' own lines, and the cluster is
+# torn down.  Without root, Slurm or the plugin this prints why and exits
+# 0, so the replay half of the demo still runs.
 #
 # GPL-2.0-or-later.
 set -u
@@ -25,24 +31,44 @@ cd "$(dirname "$0")/.."
 TEST_NAME=demo
 DEMO_SECONDS=${DEMO_SECONDS:-100}
 
+GPUS_PER_NODE=4
+for b in tidald tidal-launch tidal-train; do
+	[ -x "$BUILD/$b" ] || { say "skipped: $BUILD/$b not built"; exit 0; }
+done
 cluster_up "Policy=elastic-edf
 CycleInterval=1
 ResizeSignal=USR1
-CheckpointTimeout=3
+CheckpointTimeout=30
 RejectAction=hold"
 
-trainer='trap "echo checkpoint at \$(date +%T)" USR1
-echo "start on $SLURM_JOB_NUM_NODES node(s) at $(date +%T)"
-while :; do sleep 1; done'
-submit -J rigid-a -N2 --gpus-per-node=8 --wrap 'sleep 40' >/dev/null
+for n in $NODES; do
+	"$BUILD_ABS/tidald" -D -N "$n" --listen 127.0.0.1:0 --run-dir "$T/tidal-run" \
+		--ckpt-dir "$T/ckpt/$n" --heartbeat 1 >>"$T/log/tidald-$n.log" 2>&1 &
+	disown
+done
+agents_up() { [ "$("$TIDALCTL" -o show nodes 2>/dev/null | grep -c 'Agent=UP')" -eq 4 ]; }
+wait_for 30 agents_up || say "not every tidald registered: resizes fall back to the signal"
+
+# One launcher per node, with the GPUs this run of the job holds (after a
+# resize, not the submission's SLURM_GPUS_PER_NODE); $1 = iterations.
+cat >"$T/out/train.sh" <<EOF
+#!/bin/bash
+export TIDAL_RUN_DIR="$T/tidal-run"
+srun --ntasks-per-node=1 --gpus-per-node=\$SLURM_GPUS_ON_NODE \\
+	"$BUILD_ABS/tidal-launch" -- "$BUILD_ABS/tidal-train" --hidden 64 \\
+	--iters \$1 --ckpt-every 100 --log-every 100 \\
+	--profile "$PWD/conf/throughput-demo.csv" --profile-model demo
+EOF
+chmod +x "$T/out/train.sh"
+submit -J rigid-a -N2 --gpus-per-node=4 --wrap 'sleep 40' >/dev/null
 sleep 2
-submit -J elastic-1 --open-mode=append --elastic-gpus=8-32 --gpus=8 -t 50 --deadline=now+1hour \
-	--wrap "$trainer" >/dev/null
-submit -J elastic-2 --open-mode=append --elastic-gpus=4-16 --gpus=4 -t 60 --deadline=now+2hours \
-	--wrap "$trainer" >/dev/null
-submit -J late -N1 --gpus-per-node=8 -t 120 --time-min=5 \
+e1=$(submit -J elastic-1 --open-mode=append --elastic-gpus=2-8 --gpus-per-node=1 -N2 \
+	--train-iters=4000 -t 10 --deadline=now+1hour "$T/out/train.sh" 4000)
+e2=$(submit -J elastic-2 --open-mode=append --elastic-gpus=1-4 --gpus=1 \
+	--train-iters=2500 -t 10 --deadline=now+2hours "$T/out/train.sh" 2500)
+submit -J late -N1 --gpus-per-node=4 -t 120 --time-min=5 \
 	--deadline=now+10minutes --wrap 'sleep 30' >/dev/null
-(sleep 55; submit -J rigid-b -N1 --gpus-per-node=8 -t 20 \
+(sleep 55; submit -J rigid-b -N1 --gpus-per-node=4 -t 20 \
 	--deadline=now+30minutes --wrap 'sleep 60' >/dev/null) &
 
 say "watching for ${DEMO_SECONDS} s: a record is printed when its decision changes"
@@ -64,8 +90,16 @@ show_queue
 echo
 say "tidalctl show decisions"
 "$TIDALCTL" show decisions
-say "what the elastic jobs saw (their batch output)"
+say "the elastic jobs as the plugin and the agents saw them"
+for id in $e1 $e2; do
+	"$TIDALCTL" show job "$id" 2>/dev/null ||
+		echo "job $id: no longer pending or running ($(scontrol -o show job "$id" 2>/dev/null | grep -o 'JobState=[A-Z]*'))"
+	echo
+done
+say "what the elastic jobs' launchers said (their batch output)"
 for f in "$T"/out/*.out; do
-	grep -q '^start on' "$f" 2>/dev/null || continue
-	echo "-- $(basename "$f")"; cat "$f"
+	grep -q 'tidal-launch' "$f" 2>/dev/null || continue
+	echo "-- $(basename "$f")"
+	grep -E 'generation|resum|checkpoint durable|stopped|SIGTERM|finished' "$f" |
+		grep -v 'not bound' | head -40
 done
