@@ -511,6 +511,14 @@ static void kick(const PolluxProblem &p, std::vector<int> &x, Rng &rng)
 	p.repair(x.data(), rng);
 }
 
+std::vector<int> pollux_polish(const PolluxProblem &problem,
+			       std::vector<int> start)
+{
+	Search s(problem, std::move(start));
+	s.run();
+	return s.S;
+}
+
 std::vector<int> pollux_search(const PolluxProblem &problem,
 			       const SearchOptions &opt, SearchStats *stats)
 {
