@@ -469,7 +469,7 @@ bool Search::improve(int j)
 }
 
 /* Shape moves: job J takes another shape, alone or with one other job
- * taking a smaller one (or giving up its current row), and every job
+ * taking another shape (or giving up its current row), and every job
  * that restarts is laid out again by pollux_pack.  This finds the
  * rearrangements that row moves reach only through several worse
  * states: a job back on its current row once the others make way, two
@@ -504,6 +504,11 @@ bool Search::reshape(int j)
 							{} });
 	};
 	double thresh = threshold();
+	int total = 0, used_all = 0; /* cheap test before a layout */
+	for (int n = 0; n < N; n++)
+		total += p.cap(n);
+	for (int i = 0; i < J; i++)
+		used_all += cur[i].replicas;
 	std::vector<Cand> mine, cands;
 	options(j, p.max_replicas(j), mine);
 	if (!cur[j].kept) /* back on its row, if the others make way */
@@ -511,13 +516,18 @@ bool Search::reshape(int j)
 					      p.base().begin() +
 						      (size_t)(j + 1) * N)) -
 					 val[j],
-				 { true, 0, false },
+				 { true,
+				   std::accumulate(p.base().begin() + (size_t)j * N,
+						   p.base().begin() +
+							   (size_t)(j + 1) * N,
+						   0),
+				   false },
 				 -1,
 				 {} });
 	std::vector<std::vector<Cand>> theirs(J);
-	for (int i = 0; i < J; i++) /* smaller shapes, best first */
+	for (int i = 0; i < J; i++) /* their shapes, best first */
 		if (i != j) {
-			options(i, cur[i].replicas, theirs[i]);
+			options(i, p.max_replicas(i), theirs[i]);
 			std::sort(theirs[i].begin(), theirs[i].end(),
 				  [](const Cand &a, const Cand &b) {
 					  return a.delta < b.delta;
@@ -530,7 +540,8 @@ bool Search::reshape(int j)
 	for (size_t k = 0; k < mine.size() && k < (size_t)kShapesPerJob &&
 			   mine[k].delta < 0;
 	     k++) {
-		if (mine[k].delta < thresh)
+		int room = total - used_all + cur[j].replicas - mine[k].x.replicas;
+		if (mine[k].delta < thresh && room >= 0)
 			cands.push_back(mine[k]);
 		for (int i = 0; i < J; i++) {
 			if (i == j)
@@ -538,6 +549,8 @@ bool Search::reshape(int j)
 			for (Cand &c : theirs[i]) {
 				if (mine[k].delta + c.delta >= thresh)
 					break;
+				if (c.x.replicas - cur[i].replicas > room)
+					continue;
 				cands.push_back({ mine[k].delta + c.delta,
 						  mine[k].x, i, c.x });
 			}
