@@ -18,17 +18,22 @@ namespace tidal
 {
 
 PolluxPolicy::PolluxPolicy(const Params &params, std::uint64_t seed)
-    : rng_(seed)
+    : chain_(seed), ref_chain_(seed)
 {
-	std::string o = params.get_choice("Pollux.Optimizer", "search",
-					  { "search", "ga", "best" });
-	use_ga_ = o == "ga";
-	best_of_ = o == "best";
-	compare_ = best_of_ || params.get_bool("Pollux.CompareGA", false);
+	std::string o = params.get_choice("Pollux.Optimizer", "hybrid",
+					  { "hybrid", "search", "ga", "best" });
+	mode_ = o == "search" ? Mode::search
+		: o == "ga"   ? Mode::ga
+		: o == "best" ? Mode::best
+			      : Mode::hybrid;
+	compare_ = params.get_bool("Pollux.CompareGA", false);
 	ga_opt_.generations =
 		(int)params.get_long("Pollux.GaGenerations", 100, 1, 100000);
 	ga_opt_.pop_size =
 		(int)params.get_long("Pollux.GaPopulation", 100, 2, 100000);
+	hybrid_opt_ = ga_opt_;
+	hybrid_opt_.generations =
+		(int)params.get_long("Pollux.HybridGenerations", 10, 1, 100000);
 	search_opt_.kicks =
 		(int)params.get_long("Pollux.SearchKicks", 10, 0, 100000);
 	search_opt_.kick_jobs =
@@ -36,31 +41,56 @@ PolluxPolicy::PolluxPolicy(const Params &params, std::uint64_t seed)
 	search_opt_.seed = seed;
 }
 
-/* The previous front, its rows moved to the jobs' new positions (new jobs
- * get empty rows); the current allocation alone on the first call. */
-std::vector<std::vector<int>>
-PolluxPolicy::ga_init(const std::vector<JobId> &order,
-		      const std::vector<int> &base, int nodes) const
+/* Run the GA of CHAIN from its previous front, its rows moved to the
+ * jobs' new positions (new jobs get empty rows), or from the current
+ * allocation alone on the first call; EXTRA, if given, joins the initial
+ * population.  The final front becomes the chain's. */
+GaResult PolluxPolicy::run_ga(GaChain &chain, const PolluxProblem &prob,
+			      const std::vector<JobId> &ids,
+			      const GaOptions &opt,
+			      const std::vector<int> *extra)
 {
-	if (prev_front_.empty())
-		return { base };
+	int N = prob.nodes();
+	std::vector<std::vector<int>> init;
 	std::map<JobId, int> was;
-	for (size_t i = 0; i < prev_jobs_.size(); i++)
-		was[prev_jobs_[i]] = (int)i;
-	std::vector<std::vector<int>> out;
-	for (const std::vector<int> &s : prev_front_) {
-		std::vector<int> x(order.size() * nodes, 0);
-		for (size_t j = 0; j < order.size(); j++) {
-			auto it = was.find(order[j]);
+	for (size_t i = 0; i < chain.jobs.size(); i++)
+		was[chain.jobs[i]] = (int)i;
+	for (const std::vector<int> &s : chain.front) {
+		std::vector<int> x(ids.size() * N, 0);
+		for (size_t j = 0; j < ids.size(); j++) {
+			auto it = was.find(ids[j]);
 			if (it == was.end())
 				continue;
-			std::copy(s.begin() + (size_t)it->second * nodes,
-				  s.begin() + (size_t)(it->second + 1) * nodes,
-				  x.begin() + j * nodes);
+			std::copy(s.begin() + (size_t)it->second * N,
+				  s.begin() + (size_t)(it->second + 1) * N,
+				  x.begin() + j * N);
 		}
-		out.push_back(std::move(x));
+		init.push_back(std::move(x));
 	}
-	return out;
+	if (init.empty())
+		init.push_back(prob.base());
+	if (extra)
+		init.push_back(*extra);
+	GaResult ga = pollux_nsga2(prob, std::move(init), chain.rng, opt);
+	chain.front = ga.front;
+	chain.jobs = ids;
+	return ga;
+}
+
+/* The hybrid's second half: a short GA that also starts from SEARCHED
+ * (so its best is never worse), then the local search from the GA's
+ * best, which moves it to a local optimum of the search's moves. */
+std::vector<int> PolluxPolicy::hybrid(const PolluxProblem &prob,
+				      const std::vector<JobId> &ids,
+				      const std::vector<int> &searched,
+				      PolluxRound &rep)
+{
+	GaResult ga = run_ga(chain_, prob, ids, hybrid_opt_, &searched);
+	rep.ga_evaluations += ga.evaluations;
+	std::vector<int> x = pollux_polish(prob, ga.front[ga.best]);
+	double f2;
+	prob.evaluate(x.data(), &rep.f1_hybrid, &f2);
+	return x;
 }
 
 std::vector<std::vector<int>>
@@ -104,25 +134,29 @@ PolluxPolicy::optimize(std::vector<PolluxJobState> &jobs,
 	PolluxRound rep;
 	rep.jobs = J;
 	std::vector<int> best;
-	if (!use_ga_ || compare_) {
+	double f2;
+	if (mode_ != Mode::ga) {
 		best = pollux_search(prob, search_opt_);
-		double f2;
 		prob.evaluate(best.data(), &rep.f1_search, &f2);
 	}
-	if (use_ga_ || compare_) {
-		GaResult ga = pollux_nsga2(prob, ga_init(ids, base, N), rng_,
-					   ga_opt_);
-		prev_front_ = ga.front;
-		prev_jobs_ = ids;
+	if (mode_ == Mode::hybrid) {
+		std::vector<int> h = hybrid(prob, ids, best, rep);
+		if (rep.f1_hybrid < rep.f1_search)
+			best = std::move(h);
+	}
+	bool full_ga = mode_ == Mode::ga || mode_ == Mode::best;
+	if (full_ga || compare_) {
+		GaResult ga = run_ga(full_ga ? chain_ : ref_chain_, prob, ids,
+				     ga_opt_, nullptr);
 		rep.f1_ga = ga.f1[ga.best];
-		rep.ga_evaluations = ga.evaluations;
-		if (use_ga_ || (best_of_ && rep.f1_ga < rep.f1_search))
+		rep.ga_evaluations += ga.evaluations;
+		if (mode_ == Mode::ga ||
+		    (mode_ == Mode::best && rep.f1_ga < rep.f1_search))
 			best = ga.front[ga.best];
 	}
 	if (!prob.feasible(best.data()))
 		throw std::logic_error("pollux: the optimiser returned an "
 				       "allocation that breaks a constraint");
-	double f2;
 	prob.evaluate(best.data(), &rep.f1, &f2);
 	if (round)
 		*round = rep;

@@ -9,19 +9,24 @@
  *        (ceil(GPUs / jobs) replicas on ceil(nodes / GPUs) nodes);
  *        an unfitted job's speedup is r / fair replicas
  *     -> PolluxProblem (pollux_problem.h)
- *     -> optimiser: "search" (pollux_search.h, default), "ga" (the
- *        artifact's NSGA-II, pollux_ga.h, seeded, warm-started from its
- *        previous front) or "best" (both, the lower F1 applied: never
- *        worse than the GA, at the GA's cost); Pollux.CompareGA runs
- *        both and reports both
+ *     -> optimiser: "hybrid" (default: the local search of
+ *        pollux_search.h; a short NSGA-II warm-started from its own last
+ *        front and the search's result; the local search again from the
+ *        GA's best; the lowest F1 applied), "search" (the local search
+ *        alone), "ga" (the artifact's NSGA-II, pollux_ga.h, seeded,
+ *        warm-started from its previous front) or "best" (search and the
+ *        full GA, the lower F1 applied); Pollux.CompareGA runs the full
+ *        GA beside the chosen optimiser, on its own chain and random
+ *        stream (the applied allocations do not change), and reports both
  *     -> one node list per job (replicas in node order)
  *
  * The jobs' speedup models come from the caller (the goodput model is fed
  * by the job's own step times), so this is not a registry Policy over a
  * Snapshot: core Jobs carry no goodput model yet.
  *
- * Params: Pollux.Optimizer=search|ga|best, Pollux.CompareGA=yes|no,
+ * Params: Pollux.Optimizer=hybrid|search|ga|best, Pollux.CompareGA,
  * Pollux.GaGenerations (100), Pollux.GaPopulation (100),
+ * Pollux.HybridGenerations (10),
  * Pollux.SearchKicks (10), Pollux.SearchKickJobs (16).
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
@@ -58,7 +63,8 @@ struct PolluxRound {
 	int jobs = 0;
 	double f1 = 0;		/* applied solution */
 	double f1_search = NAN; /* the local search's, if run */
-	double f1_ga = NAN;	/* the GA's best, if run */
+	double f1_hybrid = NAN; /* the short GA + polish, if run */
+	double f1_ga = NAN;	/* the full GA's best, if run */
 	long ga_evaluations = 0;
 };
 
@@ -75,17 +81,28 @@ public:
 		 PolluxRound *round = nullptr);
 
 private:
-	std::vector<std::vector<int>> ga_init(const std::vector<JobId> &order,
-					      const std::vector<int> &base,
-					      int nodes) const;
+	/* One warm-started GA: its random stream and last front (the
+	 * artifact's _prev_states) with the jobs of its rows. */
+	struct GaChain {
+		explicit GaChain(std::uint64_t seed) : rng(seed) {}
+		Rng rng;
+		std::vector<std::vector<int>> front;
+		std::vector<JobId> jobs;
+	};
+	GaResult run_ga(GaChain &chain, const PolluxProblem &prob,
+			const std::vector<JobId> &ids, const GaOptions &opt,
+			const std::vector<int> *extra);
+	std::vector<int> hybrid(const PolluxProblem &prob,
+				const std::vector<JobId> &ids,
+				const std::vector<int> &searched,
+				PolluxRound &rep);
 
-	bool use_ga_, best_of_, compare_;
-	GaOptions ga_opt_;
+	enum class Mode { hybrid, search, ga, best } mode_;
+	bool compare_;
+	GaOptions ga_opt_, hybrid_opt_;
 	SearchOptions search_opt_;
-	Rng rng_;
-	/* The GA's last front, for its warm start (artifact: _prev_states). */
-	std::vector<std::vector<int>> prev_front_;
-	std::vector<JobId> prev_jobs_;
+	GaChain chain_;	    /* the applied optimiser's GA */
+	GaChain ref_chain_; /* the full GA for Pollux.CompareGA */
 };
 
 } /* namespace tidal */

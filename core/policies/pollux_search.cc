@@ -5,6 +5,8 @@
  */
 #include "core/policies/pollux_search.h"
 
+#include "core/policies/pollux_pack.h"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -156,6 +158,16 @@ struct Search {
 		  Eviction &ev, Move &best);
 	bool evict(int j, int n, int d, Eviction &e);
 	bool improve(int j);
+	double unkept(int j, int r, bool m) const
+	{
+		return 1.0 / (p.scaled(j, m ? 2 : 1, r, false) + 1e-3);
+	}
+	double threshold() const
+	{
+		return -1e-12 *
+		       std::max(1.0, std::accumulate(val.begin(), val.end(), 0.0));
+	}
+	bool reshape(int j);
 	void run();
 };
 
@@ -444,8 +456,7 @@ bool Search::improve(int j)
 	for (int n = 0; n < N; n++)
 		freecap[n] = p.cap(n) - used[n] + S[(size_t)j * N + n];
 	Move best;
-	best.delta = -1e-12 * std::max(1.0, std::accumulate(val.begin(),
-							    val.end(), 0.0));
+	best.delta = threshold();
 	plain_moves(j, freecap, best);
 	spread_moves(j, freecap, best);
 	take_moves(j, freecap, best);
@@ -457,6 +468,124 @@ bool Search::improve(int j)
 	return true;
 }
 
+/* Shape moves: job J takes another shape, alone or with one other job
+ * taking another shape (or giving up its current row), and every job
+ * that restarts is laid out again by pollux_pack.  This finds the
+ * rearrangements that row moves reach only through several worse
+ * states: a job back on its current row once the others make way, two
+ * jobs trading places.  Candidates are tried best first, at most
+ * kShapeTries layouts per job.  RET: true if a move was applied. */
+bool Search::reshape(int j)
+{
+	const int kShapeTries = 24, kShapesPerJob = 8;
+	struct Cand {
+		double delta;
+		PolluxShape x;
+		int i = -1;
+		PolluxShape y;
+	};
+	std::vector<PolluxShape> cur(J);
+	for (int i = 0; i < J; i++) {
+		const int *r = S.data() + (size_t)i * N;
+		cur[i].kept = p.row_is_base(r, i);
+		cur[i].replicas = std::accumulate(r, r + N, 0);
+		cur[i].multi = knodes[i] > 1;
+	}
+	int maxcap = 0;
+	for (int n = 0; n < N; n++)
+		maxcap = std::max(maxcap, p.cap(n));
+	auto options = [&](int i, int upto, std::vector<Cand> &out) {
+		for (int r = 0; r <= upto; r++)
+			for (bool m : { false, true })
+				if (m ? r >= 2 : r <= maxcap)
+					out.push_back({ unkept(i, r, m) - val[i],
+							{ false, r, m },
+							-1,
+							{} });
+	};
+	double thresh = threshold();
+	int total = 0, used_all = 0; /* cheap test before a layout */
+	for (int n = 0; n < N; n++)
+		total += p.cap(n);
+	for (int i = 0; i < J; i++)
+		used_all += cur[i].replicas;
+	std::vector<Cand> mine, cands;
+	options(j, p.max_replicas(j), mine);
+	if (!cur[j].kept) /* back on its row, if the others make way */
+		mine.push_back({ value(j, Row(p.base().begin() + (size_t)j * N,
+					      p.base().begin() +
+						      (size_t)(j + 1) * N)) -
+					 val[j],
+				 { true,
+				   std::accumulate(p.base().begin() + (size_t)j * N,
+						   p.base().begin() +
+							   (size_t)(j + 1) * N,
+						   0),
+				   false },
+				 -1,
+				 {} });
+	std::vector<std::vector<Cand>> theirs(J);
+	for (int i = 0; i < J; i++) /* their shapes, best first */
+		if (i != j) {
+			options(i, p.max_replicas(i), theirs[i]);
+			std::sort(theirs[i].begin(), theirs[i].end(),
+				  [](const Cand &a, const Cand &b) {
+					  return a.delta < b.delta;
+				  });
+		}
+	std::stable_sort(mine.begin(), mine.end(),
+			 [](const Cand &a, const Cand &b) {
+				 return a.delta < b.delta;
+			 });
+	for (size_t k = 0; k < mine.size() && k < (size_t)kShapesPerJob &&
+			   mine[k].delta < 0;
+	     k++) {
+		int room = total - used_all + cur[j].replicas - mine[k].x.replicas;
+		if (mine[k].delta < thresh && room >= 0)
+			cands.push_back(mine[k]);
+		for (int i = 0; i < J; i++) {
+			if (i == j)
+				continue;
+			for (Cand &c : theirs[i]) {
+				if (mine[k].delta + c.delta >= thresh)
+					break;
+				if (c.x.replicas - cur[i].replicas > room)
+					continue;
+				cands.push_back({ mine[k].delta + c.delta,
+						  mine[k].x, i, c.x });
+			}
+		}
+	}
+	std::stable_sort(cands.begin(), cands.end(),
+			 [](const Cand &a, const Cand &b) {
+				 return a.delta < b.delta;
+			 });
+	for (size_t k = 0; k < cands.size() && k < (size_t)kShapeTries; k++) {
+		std::vector<PolluxShape> shapes = cur;
+		shapes[j] = cands[k].x;
+		if (cands[k].i >= 0)
+			shapes[cands[k].i] = cands[k].y;
+		std::vector<int> x;
+		if (!pollux_pack(p, shapes, x))
+			continue;
+		double delta = 0;
+		for (int i = 0; i < J; i++)
+			delta += value(i, Row(x.begin() + (size_t)i * N,
+					      x.begin() + (size_t)(i + 1) * N)) -
+				 val[i];
+		if (delta >= thresh)
+			continue;
+		for (int i = 0; i < J; i++)
+			set_row(i, Row(x.begin() + (size_t)i * N,
+				       x.begin() + (size_t)(i + 1) * N));
+		st.moves++;
+		return true;
+	}
+	return false;
+}
+
+/* Row moves to a local optimum, then shape moves; again while a shape
+ * move pays. */
 void Search::run()
 {
 	for (st.passes = 0; st.passes < 200;) {
@@ -464,6 +593,10 @@ void Search::run()
 		bool any = false;
 		for (int j = 0; j < J; j++)
 			any |= improve(j);
+		if (any)
+			continue;
+		for (int j = 0; j < J && !any; j++)
+			any = reshape(j);
 		if (!any)
 			break;
 	}
@@ -509,6 +642,14 @@ static void kick(const PolluxProblem &p, std::vector<int> &x, Rng &rng)
 		}
 	}
 	p.repair(x.data(), rng);
+}
+
+std::vector<int> pollux_polish(const PolluxProblem &problem,
+			       std::vector<int> start)
+{
+	Search s(problem, std::move(start));
+	s.run();
+	return s.S;
 }
 
 std::vector<int> pollux_search(const PolluxProblem &problem,

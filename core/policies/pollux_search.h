@@ -55,4 +55,10 @@ std::vector<int> pollux_search(const PolluxProblem &problem,
 			       const SearchOptions &opt = {},
 			       SearchStats *stats = nullptr);
 
+/* The local search alone (no restarts, no kicks) from START, a feasible
+ * state: used to polish another optimiser's result.
+ * RET: a feasible state no worse than START. */
+std::vector<int> pollux_polish(const PolluxProblem &problem,
+			       std::vector<int> start);
+
 } /* namespace tidal */

@@ -28,9 +28,10 @@
  *             models (pollux_policies.h): every job refits its
  *             throughput model on each new configuration and picks the
  *             batch size that maximises its goodput; ncf keeps batch
- *             32768.  Params: Pollux.Optimizer=search|ga|best,
- *             Pollux.CompareGA=yes (run both each round, apply the
- *             chosen one), Pollux.CompareOut=FILE (per-round F1 of both).
+ *             32768.  Params: Pollux.Optimizer=hybrid|search|ga|best,
+ *             Pollux.CompareGA=yes (also run the full GA each round,
+ *             apply the chosen optimiser's), Pollux.CompareOut=FILE
+ *             (per-round F1 of each).
  *   optimus   Optimus+Oracle (pollux_policies.h) with the trace's batch.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
@@ -236,19 +237,21 @@ struct ElasticRun {
 	std::vector<double> round_times;
 };
 
-/* Per round: time, jobs, F1 applied, F1 of the local search, F1 of the
- * GA (nan where not run). */
+/* Per round: time, jobs, F1 applied, F1 of the local search, of the
+ * hybrid's short GA + polish and of the full GA (nan where not run), all
+ * to the last bit so that ties read as ties. */
 static void write_rounds(const std::string &path, const ElasticRun &e)
 {
 	FILE *f = std::fopen(path.c_str(), "w");
 	if (!f)
 		throw InputError(path + ": cannot write");
-	std::fprintf(f, "time\tjobs\tf1\tf1_search\tf1_ga\tga_evals\n");
+	std::fprintf(f, "time\tjobs\tf1\tf1_search\tf1_hybrid\tf1_ga\t"
+			"ga_evals\n");
 	for (size_t i = 0; i < e.rounds.size(); i++) {
 		const PolluxRound &r = e.rounds[i];
-		std::fprintf(f, "%.0f\t%d\t%.10g\t%.10g\t%.10g\t%ld\n",
+		std::fprintf(f, "%.0f\t%d\t%.17g\t%.17g\t%.17g\t%.17g\t%ld\n",
 			     e.round_times[i], r.jobs, r.f1, r.f1_search,
-			     r.f1_ga, r.ga_evaluations);
+			     r.f1_hybrid, r.f1_ga, r.ga_evaluations);
 	}
 	std::fclose(f);
 }
