@@ -176,7 +176,7 @@ RejectAction=cancel" >/dev/null
 	cat >"$T/out/elastic.sh" <<EOF
 #!/bin/bash
 export TIDAL_RUN_DIR="$T/tidal-run"
-srun --ntasks-per-node=1 --gpus-per-node=\$SLURM_GPUS_ON_NODE "$BUILD_ABS/tidal-launch" -- \
+srun --ntasks=\$SLURM_JOB_NUM_NODES --ntasks-per-node=1 --gpus-per-node=\$SLURM_GPUS_ON_NODE "$BUILD_ABS/tidal-launch" -- \
 	"$BUILD_ABS/tidal-train" --backend cpu --hidden $HIDDEN --layers $LAYERS \
 	--global-batch 8 --iters 10000000 --ckpt-every 1000000 --log-every 1
 EOF
