@@ -10,6 +10,7 @@ bench: $(BUILD)/tidal-sim $(BUILD)/gen-trace \
 		$(filter $(BUILD)/tidal-train,$(NODE_TARGETS))
 	bench/run.sh $(BUILD)
 	bench/ckpt.sh $(BUILD)
+	bench/resize.sh $(BUILD)
 	bench/gpu.sh $(BUILD)
 
 # Duration estimators compared by MAE (bench/estimator_mae.cc).

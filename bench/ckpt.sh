@@ -45,13 +45,21 @@ dd_once() {
 	dd_+=("$(awk -v s="$secs" 'BEGIN { printf "%.1f", 268435456 / 1e6 / s }')")
 	rm -f "$DIR/dd.tmp"
 }
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((i = 0; i < REPS; i++)); do
 	if ((i % 2)); then dd_once; ckpt_once; else ckpt_once; dd_once; fi
 done
 rm -rf "$DIR/job"
 c=$(printf '%s\n' "${ck[@]}" | median)
 d=$(printf '%s\n' "${dd_[@]}" | median)
-echo "checkpoint write rate ($(uname -n), $(df -P "$DIR" | awk 'NR == 2 { print $1 }'), median of $REPS)"
-printf '  %-36s %8.1f MB/s   (runs: %s)\n' "tidal-train checkpoint ($bytes B)" "$c" "${ck[*]}"
-printf '  %-36s %8.1f MB/s   (runs: %s)\n' "dd bs=8M count=32 conv=fsync" "$d" "${dd_[*]}"
-awk -v c="$c" -v d="$d" 'BEGIN { printf "  %-36s %7.0f%%   (target >= 80%%)\n", "ratio", 100 * c / d }'
+echo "checkpoint write rate vs the disk's (bench/ckpt.sh): $(uname -n)," \
+     "$(df -P "$DIR" | awk 'NR == 2 { print $1 }'), median of $REPS," \
+     "$bytes B checkpoint"
+echo "  load before: $load0; after: $(cut -d' ' -f1-3 /proc/loadavg)" \
+     "(a shared disk or CPU skews single runs)"
+printf '  %-4s %14s %14s %7s\n' run "ckpt MB/s" "dd MB/s" ratio
+for ((i = 0; i < REPS; i++)); do
+	awk -v i=$((i + 1)) -v c="${ck[i]}" -v d="${dd_[i]}" \
+	    'BEGIN { printf "  %-4s %14.1f %14.1f %6.0f%%\n", i, c, d, 100 * c / d }'
+done
+awk -v c="$c" -v d="$d" 'BEGIN { printf "  %-4s %14.1f %14.1f %6.0f%%   (target >= 80%%)\n", "med", c, d, 100 * c / d }'

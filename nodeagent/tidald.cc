@@ -52,11 +52,17 @@ void logf(const char *fmt, ...)
 		syslog(LOG_INFO, "[%s] %s", log_node.c_str(), msg);
 		return;
 	}
+	/* Milliseconds: the steps of a resize are timed from these lines
+	 * (bench/resize.sh). */
 	char ts[32];
-	time_t now = time(nullptr);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", localtime(&now));
+	struct timespec now;
+	struct tm tm;
+	clock_gettime(CLOCK_REALTIME, &now);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S",
+		 localtime_r(&now.tv_sec, &tm));
 	std::lock_guard<std::mutex> g(log_mu);
-	std::fprintf(stderr, "%s tidald[%s]: %s\n", ts, log_node.c_str(), msg);
+	std::fprintf(stderr, "%s.%03ld tidald[%s]: %s\n", ts,
+		     now.tv_nsec / 1000000, log_node.c_str(), msg);
 }
 
 std::string Agent::addr() const

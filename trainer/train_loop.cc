@@ -83,6 +83,7 @@ private:
 	bool resume(std::string &err);
 	double step_once(bool &ckpt, bool &stop, double &gns);
 	void cpu_compute(size_t b);
+	void late_flags(float *ctrl);
 	void cpu_reduce_update(float ckpt, float stop, float inv, float *ctrl,
 			       double &big, double &comm_s);
 	void checkpoint();
@@ -253,6 +254,22 @@ void Loop::cpu_reduce_update(float ckpt, float stop, float inv, float *ctrl,
 	std::copy(buf_.begin() + n, buf_.end(), ctrl);
 }
 
+/* A signal that came during the big all-reduce (most of a CPU step) would
+ * be acted on only after the whole next step; agree on it now with a
+ * two-float all-reduce, so that a checkpoint_stop costs at most the rest
+ * of the current step. */
+void Loop::late_flags(float *ctrl)
+{
+	if (ctrl[kStop] > 0)
+		return;
+	float late[2] = { g_ckpt ? 1.0f : 0.0f, g_stop ? 1.0f : 0.0f };
+	g_ckpt = 0;
+	if (e_.world > 1)
+		comm_->allreduce(late, 2);
+	ctrl[kCkpt] += late[0];
+	ctrl[kStop] += late[1];
+}
+
 /* One step; RET the global mean loss.  OUT the agreed flags. */
 double Loop::step_once(bool &ckpt, bool &stop, double &gns)
 {
@@ -278,6 +295,8 @@ double Loop::step_once(bool &ckpt, bool &stop, double &gns)
 				    step_ + 1, ctrl, big, comm_s);
 	else
 		cpu_reduce_update(ckpt_flag, stop_flag, inv, ctrl, big, comm_s);
+	if (comm_)
+		late_flags(ctrl);
 	step_++;
 	samples_ += o_.global_batch;
 	ckpt = ctrl[kCkpt] > 0 || (o_.ckpt_every && step_ % o_.ckpt_every == 0);

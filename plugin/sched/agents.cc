@@ -96,6 +96,7 @@ struct Registry {
 	std::map<uint32_t, JobInfo> jobs;
 	uint64_t next_id = 1;
 	std::string log;
+	bool awaited_ack = false; /* a resize waits on it: cycle now */
 };
 
 Registry &reg()
@@ -313,7 +314,9 @@ std::string do_ack(Registry &r, json_object *q, const std::string &node,
 		  json_object_get_boolean(okv);
 	/* An id nobody waits for any more (called off, or timed out): its
 	 * checkpoint still counts, nothing else is kept. */
-	Command gone, &c = r.commands.count(id) ? r.commands[id] : gone;
+	bool awaited = r.commands.count(id) != 0;
+	Command gone, &c = awaited ? r.commands[id] : gone;
+	r.awaited_ack = r.awaited_ack || awaited;
 	c.id = id;
 	c.job = job ? job : c.job;
 	c.node = node;
@@ -590,6 +593,15 @@ extern "C" char *tidal_agent_log_drain(void)
 	char *p = dup_c(r.log);
 	r.log.clear();
 	return p;
+}
+
+extern "C" int tidal_agent_ack_waiting(void)
+{
+	Registry &r = reg();
+	std::lock_guard<std::mutex> g(r.mu);
+	bool w = r.awaited_ack;
+	r.awaited_ack = false;
+	return w;
 }
 
 extern "C" int tidal_agent_live(const char *node, double now)

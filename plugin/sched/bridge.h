@@ -157,6 +157,10 @@ char *tidal_agent_request(const char *request, uint32_t uid, int admin,
 			  const char *peer_host);
 /* Lines for slurmctld's log since the last call (malloc'd), or NULL. */
 char *tidal_agent_log_drain(void);
+/* 1 (once) if an ack some resize waits for came in since the last call:
+ * the scheduling thread should run a cycle now rather than at its next
+ * CycleInterval (every second of it is a second the job stands still). */
+int tidal_agent_ack_waiting(void);
 /* 1 if NODE's agent heartbeated within 3 of its intervals of NOW. */
 int tidal_agent_live(const char *node, double now);
 /* Queue OP ("checkpoint", "checkpoint_stop") about JOB for NODE's agent;
@@ -180,6 +184,10 @@ int tidal_agent_state_line(const char *line);
 /* ---- ctl_server.c: the tidalctl listener thread ---- */
 int tidal_ctl_start(int port);
 void tidal_ctl_stop(void);
+
+/* ---- sched_tidal.c: the scheduling thread ---- */
+/* Run the next cycle now instead of at the end of CycleInterval. */
+void tidal_cycle_wake(void);
 
 /* ---- snapshot.c / apply.c (Slurm side) ---- */
 

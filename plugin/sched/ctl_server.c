@@ -138,6 +138,8 @@ static void _serve(int fd)
 	if (reply)
 		_write_all(fd, reply);
 	free(reply);
+	if (tidal_agent_ack_waiting())
+		tidal_cycle_wake();
 	if ((log_lines = tidal_agent_log_drain())) {
 		for (char *save = NULL, *l = strtok_r(log_lines, "\n", &save);
 		     l; l = strtok_r(NULL, "\n", &save))

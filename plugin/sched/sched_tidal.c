@@ -12,7 +12,8 @@
  *   unlock, lock ...              tidal_plan_apply_reasons(), while
  *                                 Reasons are left to write
  *   unlock                        tidal_state_save()      state.c
- *   sleep CycleInterval (or until scontrol reconfigure)
+ *   sleep CycleInterval (or until scontrol reconfigure, or an ack from
+ *   tidald that a resize waits for: tidal_cycle_wake)
  *
  * The sections under the lock copy and change only what changed since the
  * last cycle (see snapshot.c and apply.c): what slurmctld's other threads
@@ -231,12 +232,18 @@ extern void fini(void)
 	slurm_mutex_unlock(&thread_flag_mutex);
 }
 
-extern int sched_p_reconfig(void)
+/* Run the next cycle now (bridge.h). */
+extern void tidal_cycle_wake(void)
 {
-	_load_config();
 	slurm_mutex_lock(&term_lock);
 	wake_agent = true;
 	slurm_cond_signal(&term_cond);
 	slurm_mutex_unlock(&term_lock);
+}
+
+extern int sched_p_reconfig(void)
+{
+	_load_config();
+	tidal_cycle_wake();
 	return SLURM_SUCCESS;
 }

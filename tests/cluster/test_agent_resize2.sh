@@ -46,8 +46,9 @@ cat >"$T/out/elastic.sh" <<EOF
 #!/bin/bash
 export TIDAL_RUN_DIR="$T/tidal-run"
 # sbatch exported the size asked at submission (SLURM_GPUS_PER_NODE=1):
-# after a resize the step must take what this run of the job holds.
-srun --ntasks-per-node=1 --gpus-per-node=\$SLURM_GPUS_ON_NODE "$BUILD_ABS/tidal-launch" -- \
+# after a resize the step must take what this run of the job holds, and
+# one task per node of this run (SLURM_NTASKS is still the first run's).
+srun --ntasks=\$SLURM_JOB_NUM_NODES --ntasks-per-node=1 --gpus-per-node=\$SLURM_GPUS_ON_NODE "$BUILD_ABS/tidal-launch" -- \
 	"$BUILD_ABS/tidal-train" --iters 10000000 --ckpt-every 200 --log-every 50
 EOF
 # --open-mode=append: the output of both runs (a requeue truncates it).
