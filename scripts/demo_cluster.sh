@@ -14,8 +14,8 @@
 #   elastic-1  --elastic-gpus=2-8, deadline in 1 h: starts at what is
 #              free, grows when rigid-a ends
 #   elastic-2  --elastic-gpus=1-4, deadline in 2 h
-#   rigid-b    4 GPUs, deadline in 30 min, at +55 s: an elastic job
-#              shrinks for it
+#   rigid-b    8 GPUs, deadline in 30 min, at +55 s: the elastic jobs
+#              shrink for it
 #   late       a deadline it cannot meet: held with a TidalReject reason
 #
 # tidalctl's one-line records are printed whenever a decision changes,
@@ -50,13 +50,15 @@ agents_up() { [ "$("$TIDALCTL" -o show nodes 2>/dev/null | grep -c 'Agent=UP')" 
 wait_for 30 agents_up || say "not every tidald registered: resizes fall back to the signal"
 
 # One launcher per node, with the GPUs this run of the job holds (after a
-# resize, not the submission's SLURM_GPUS_PER_NODE); $1 = iterations.
+# resize sbatch's SLURM_NTASKS and SLURM_GPUS_PER_NODE are still the
+# submission's); $1 = iterations.
 cat >"$T/out/train.sh" <<EOF
 #!/bin/bash
 export TIDAL_RUN_DIR="$T/tidal-run"
-srun --ntasks-per-node=1 --gpus-per-node=\$SLURM_GPUS_ON_NODE \\
+srun --ntasks=\$SLURM_JOB_NUM_NODES --ntasks-per-node=1 \\
+	--gpus-per-node=\$SLURM_GPUS_ON_NODE \\
 	"$BUILD_ABS/tidal-launch" -- "$BUILD_ABS/tidal-train" --hidden 64 \\
-	--iters \$1 --ckpt-every 100 --log-every 100 \\
+	--iters \$1 --ckpt-every 500 --log-every 500 \\
 	--profile "$PWD/conf/throughput-demo.csv" --profile-model demo
 EOF
 chmod +x "$T/out/train.sh"
@@ -68,7 +70,7 @@ e2=$(submit -J elastic-2 --open-mode=append --elastic-gpus=1-4 --gpus=1 \
 	--train-iters=2500 -t 10 --deadline=now+2hours "$T/out/train.sh" 2500)
 submit -J late -N1 --gpus-per-node=4 -t 120 --time-min=5 \
 	--deadline=now+10minutes --wrap 'sleep 30' >/dev/null
-(sleep 55; submit -J rigid-b -N1 --gpus-per-node=4 -t 20 \
+(sleep 55; submit -J rigid-b -N2 --gpus-per-node=4 -t 20 \
 	--deadline=now+30minutes --wrap 'sleep 60' >/dev/null) &
 
 say "watching for ${DEMO_SECONDS} s: a record is printed when its decision changes"
@@ -100,6 +102,6 @@ say "what the elastic jobs' launchers said (their batch output)"
 for f in "$T"/out/*.out; do
 	grep -q 'tidal-launch' "$f" 2>/dev/null || continue
 	echo "-- $(basename "$f")"
-	grep -E 'generation|resum|checkpoint durable|stopped|SIGTERM|finished' "$f" |
+	grep -E 'generation|resum|stopped|SIGTERM|finished|checkpoint_stop|error|tidal-train: rank [0-9]+: step' "$f" |
 		grep -v 'not bound' | head -40
 done

@@ -95,6 +95,7 @@ private:
 	const Env &e_;
 	Mlp mlp_;
 	std::unique_ptr<Comm> comm_;
+	float late_[2] = {0, 0}; /* late_flags()'s all-reduce buffer */
 	std::unique_ptr<GpuTrainer> gpu_; /* set: the cuda-nccl backend */
 	std::vector<float> params_, m_, v_, buf_, x_, y_;
 	uint64_t step_ = 0, samples_ = 0;
@@ -262,12 +263,15 @@ void Loop::late_flags(float *ctrl)
 {
 	if (ctrl[kStop] > 0)
 		return;
-	float late[2] = { g_ckpt ? 1.0f : 0.0f, g_stop ? 1.0f : 0.0f };
+	/* A member, not a local: Comm keeps one all-reduce per buffer, and
+	 * every rank must create its all-reduces in the same order. */
+	late_[0] = g_ckpt ? 1.0f : 0.0f;
+	late_[1] = g_stop ? 1.0f : 0.0f;
 	g_ckpt = 0;
 	if (e_.world > 1)
-		comm_->allreduce(late, 2);
-	ctrl[kCkpt] += late[0];
-	ctrl[kStop] += late[1];
+		comm_->allreduce(late_, 2);
+	ctrl[kCkpt] += late_[0];
+	ctrl[kStop] += late_[1];
 }
 
 /* One step; RET the global mean loss.  OUT the agreed flags. */

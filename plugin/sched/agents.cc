@@ -56,6 +56,7 @@ namespace
 
 constexpr size_t kStoryLines = 16;  /* per job */
 constexpr size_t kJobsKept = 10000; /* checkpoint locations and stories */
+constexpr double kStatusFresh = 10; /* s a job's progress report stands */
 
 struct AgentInfo {
 	std::string addr, version, ckpt_dir;
@@ -86,6 +87,7 @@ struct JobInfo {
 	std::deque<std::string> story;
 	std::string status; /* last heartbeat entry, JSON */
 	std::string status_node;
+	double status_seen = 0;
 	double seen = 0; /* last heard of (status, story, checkpoint) */
 };
 
@@ -274,9 +276,17 @@ std::string do_heartbeat(Registry &r, json_object *q, const std::string &node,
 			if (!job)
 				continue;
 			JobInfo &j = r.jobs[job];
-			j.status = json_object_to_json_string_ext(
-				e, JSON_C_TO_STRING_PLAIN);
-			j.status_node = node;
+			/* Every node of a job reports it, but only node 0's
+			 * launcher (rank 0) has its progress: the others'
+			 * reports do not replace that one while it is fresh. */
+			bool progress = dbl(e, "it_s") > 0 || num(e, "step") > 0;
+			if (progress || j.status_node == node ||
+			    now - j.status_seen > kStatusFresh) {
+				j.status = json_object_to_json_string_ext(
+					e, JSON_C_TO_STRING_PLAIN);
+				j.status_node = node;
+				j.status_seen = now;
+			}
 			j.seen = now;
 			if (json_object_object_get_ex(e, "last_ckpt", &lc) &&
 			    json_object_get_type(lc) == json_type_object)
@@ -546,7 +556,7 @@ bool agent_job_progress(uint32_t job, double now, double max_age,
 	std::lock_guard<std::mutex> g(r.mu);
 	auto it = r.jobs.find(job);
 	if (it == r.jobs.end() || it->second.status.empty() ||
-	    now - it->second.seen > max_age)
+	    now - it->second.status_seen > max_age)
 		return false;
 	json_object *s = json_tokener_parse(it->second.status.c_str());
 	if (!s)
@@ -655,6 +665,17 @@ extern "C" void tidal_agent_cancel(uint64_t id)
 	Registry &r = reg();
 	std::lock_guard<std::mutex> g(r.mu);
 	r.commands.erase(id);
+}
+
+extern "C" int tidal_agent_withdraw(uint64_t id)
+{
+	Registry &r = reg();
+	std::lock_guard<std::mutex> g(r.mu);
+	auto it = r.commands.find(id);
+	if (it != r.commands.end() && (it->second.sent || it->second.state))
+		return 0;
+	r.commands.erase(id);
+	return 1;
 }
 
 extern "C" void tidal_agent_note(uint32_t job, double now, const char *text)

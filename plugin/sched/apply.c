@@ -262,17 +262,33 @@ static void _apply_resize(const tidal_snap_t *snap, const tidal_decision_t *d,
 	tidal_resize_begin(job_ptr, d->gpus, _decision_nodes(d), conf, now);
 }
 
-/* The policy keeps JOB_PTR at its size now: a resize still waiting for its
- * checkpoint is called off (the job was only signalled, never stopped). */
-static void _call_off_resize(job_record_t *job_ptr)
+/* The policy keeps JOB_PTR (decision D) at its size now: a resize still
+ * waiting for its checkpoint is called off, unless checkpoint_stop already
+ * reached the job's agent: its trainers are stopping, and calling off
+ * would leave it holding its GPUs idle.  That resize goes on, to restart
+ * at the size the policy now keeps. */
+static void _call_off_resize(const tidal_decision_t *d,
+			     job_record_t *job_ptr)
 {
 	tidal_resize_t *r = tidal_resize_find(job_ptr->job_id);
 
-	if (r && r->phase == TIDAL_RS_CHECKPOINT && IS_JOB_RUNNING(job_ptr)) {
-		info("sched/tidal: resize of %pJ to %d GPUs called off: the policy keeps it as it is",
-		     job_ptr, r->gpus);
-		tidal_resize_forget(job_ptr->job_id);
+	if (!r || r->phase != TIDAL_RS_CHECKPOINT || !IS_JOB_RUNNING(job_ptr))
+		return;
+	if (r->cmd && !tidal_agent_withdraw(r->cmd)) {
+		if (d->gpus > 0 && d->gpus != r->gpus) {
+			info("sched/tidal: resize of %pJ: checkpoint_stop already "
+			     "delivered; it restarts at %d GPUs, the size the "
+			     "policy keeps",
+			     job_ptr, d->gpus);
+			r->gpus = d->gpus;
+			r->nodes = _decision_nodes(d);
+		}
+		return;
 	}
+	r->cmd = 0;
+	info("sched/tidal: resize of %pJ to %d GPUs called off: the policy keeps it as it is",
+	     job_ptr, r->gpus);
+	tidal_resize_forget(job_ptr->job_id);
 }
 
 static void _apply_reject(const tidal_decision_t *d, job_record_t *job_ptr,
@@ -499,7 +515,7 @@ extern int tidal_plan_apply(const tidal_snap_t *snap, const tidal_plan_t *plan,
 		else if (d->action == TIDAL_RESIZE)
 			_apply_resize(snap, d, job_ptr, conf, now);
 		else if (d->action == TIDAL_KEEP)
-			_call_off_resize(job_ptr);
+			_call_off_resize(d, job_ptr);
 	}
 	/* After the decisions, so that a resize the policy no longer wants
 	 * is called off before its requeue. */

@@ -174,6 +174,9 @@ int tidal_agent_ack(uint64_t id, uint64_t *step, char *path, size_t path_len,
 /* Forget command ID (its resize went on without it): an agent that has
  * not fetched it yet never will. */
 void tidal_agent_cancel(uint64_t id);
+/* Take command ID back if no agent has been given it yet: RET 1 (gone,
+ * or withdrawn), 0 if it was delivered (the job may be stopping). */
+int tidal_agent_withdraw(uint64_t id);
 /* One line of JOB's resize story (tidalctl show job / explain). */
 void tidal_agent_note(uint32_t job, double now, const char *text);
 /* State lines ("agentseq", "ckpt", "agentcmd"; malloc'd, never NULL). */
