@@ -129,16 +129,18 @@ extern int tidal_set_gpu_request(job_record_t *job_ptr, int gpus, int nodes)
 	slurm_init_job_desc_msg(desc);
 	desc->job_id = job_ptr->job_id;
 	/* Keep the kind of request the user made: per node if it divides
-	 * evenly, otherwise a per-job count. */
-	if (job_ptr->tres_per_node &&
-	    xstrcasestr(job_ptr->tres_per_node, "gpu")) {
-		if (gpus % nodes) {
-			slurm_free_job_desc_msg(desc);
-			return ESLURM_INVALID_GRES;
-		}
+	 * evenly, otherwise a per-job count.  An elastic job asked per node
+	 * may be given a count that does not divide over its nodes (7 GPUs
+	 * on 2): its per-node count is then cleared ("" clears it in
+	 * gres_job_state_validate) and the job asks per job from then on. */
+	bool per_node = job_ptr->tres_per_node &&
+			xstrcasestr(job_ptr->tres_per_node, "gpu");
+	if (per_node && gpus % nodes == 0) {
 		desc->tres_per_node = _gpu_tres(gpus / nodes);
 	} else {
 		desc->tres_per_job = _gpu_tres(gpus);
+		if (per_node)
+			desc->tres_per_node = xstrdup("");
 	}
 	desc->min_nodes = desc->max_nodes = nodes;
 	if (job_ptr->details && job_ptr->details->num_tasks < (uint32_t)nodes)
