@@ -1,0 +1,49 @@
+#!/bin/bash
+# test_elasticflow.sh - Policy=elasticflow in a live slurmctld: admission
+# control with the job's throughput profile, leftover GPUs by marginal
+# return, an infeasible deadline rejected with the admission arithmetic.
+#
+#   profiles   $T/profiles/demo.csv (conf/throughput-demo.csv: iterations/s
+#              at 1, 2, 4, 8 GPUs for global batch 64)
+#   A          --train-model=demo --train-iters=20000, deadline in 1 h,
+#              elastic 1-8: admitted; the idle cluster's leftover GPUs
+#              raise it to 8, the most its profile lists
+#   X          10^9 iterations due in 10 minutes: rejected (cancelled),
+#              its Reason naming its deadline and the GPU-time it needs
+#
+# GPL-2.0-or-later.
+. "$(dirname "$0")/lib.sh"
+T_PROFILES=$(mktemp -d /tmp/tidal-profiles.XXXXXX)
+cp "$(dirname "$0")/../../conf/throughput-demo.csv" "$T_PROFILES/demo.csv"
+cluster_up "Policy=elasticflow
+ElasticFlow.Profiles=$T_PROFILES
+ElasticFlow.Slot=10
+CycleInterval=1
+ResizeSignal=none
+CheckpointTimeout=3
+RejectAction=cancel"
+
+gpus_of() { "$TIDALCTL" -o show job "$1" 2>/dev/null | grep -o 'AllocGPUs=[0-9]*' | cut -d= -f2; }
+has_gpus() { [ "$(job_state "$1")" = RUNNING ] && [ "$(gpus_of "$1")" = "$2" ]; }
+train=(--train-model=demo --train-batch=64)
+
+a=$(submit "${train[@]}" --train-iters=20000 --elastic-gpus=1-8 --gpus=1 \
+	--deadline=now+1hour --wrap 'sleep 600')
+check "A ($a) is admitted and runs at 8 GPUs, its profile's largest level" \
+	wait_for 40 has_gpus "$a" 8
+check "tidalctl: the policy in force is elasticflow" \
+	eval "$TIDALCTL show policy | grep -q 'Policy=elasticflow'"
+x=$(submit "${train[@]}" --train-iters=1000000000 --gpus=1 \
+	--deadline=now+10minutes --wrap 'sleep 600')
+xstate() { scontrol -o show job "$x" 2>/dev/null; }
+check "X ($x, 10^9 iterations due in 10 min) is rejected and cancelled" \
+	wait_for 30 eval "xstate | grep -q 'JobState=CANCELLED'"
+reason=$(xstate | grep -o 'Reason=.* Dependency=' | sed 's/ Dependency=$//')
+echo "   $reason"
+check "X's Reason gives the admission arithmetic" \
+	grep -q 'Reason=TidalReject:.deadline.cannot.be.met.*needs.[0-9]*.GPU-s,.the.cluster.can.offer.[0-9]*.GPU-s' <<<"$reason"
+check "A keeps running at 8 GPUs" has_gpus "$a" 8
+show_queue
+scancel "$a"
+rm -rf "$T_PROFILES"
+finish
