@@ -186,7 +186,7 @@ bool Launcher::rendezvous(int &base, std::string &err)
 bool Launcher::agree_resume(std::optional<Resume> &r, std::string &err)
 {
 	if (o_.node_index == 0) {
-		r = find_newest(job_dir_, o_.job, tidald_sock_);
+		r = find_newest(job_dir_, o_.job, tidald_sock_, none_why_);
 		store_.set(key("restarts"), std::to_string(restarts_used_));
 		store_.set(key("resume"), r ? std::to_string(r->step) + " " +
 						      r->path : "none");
@@ -284,8 +284,10 @@ bool Launcher::start_generation(std::string &err)
 		     r->from == "local" ? "" : r->from.c_str());
 	else
 		note("generation %d: world %d, ranks %d-%d here, starting "
-		     "fresh (no checkpoint in %s)", generation_, world_, base,
-		     base + o_.ranks - 1, job_dir_.c_str());
+		     "fresh (%s)", generation_, world_, base,
+		     base + o_.ranks - 1,
+		     o_.node_index == 0 && !none_why_.empty() ?
+			     none_why_.c_str() : "node 0 found no checkpoint");
 	return spawn_all(base, r, err);
 }
 
