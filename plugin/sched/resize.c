@@ -290,13 +290,14 @@ static void _requeued_by_slurm(job_record_t *job_ptr, tidal_resize_t *r,
 	char note[200];
 
 	info("sched/tidal: resize %pJ: requeued by Slurm before the "
-	     "checkpoint ack (%s); to restart at %d GPUs from the newest "
-	     "checkpoint it can reach",
-	     job_ptr, job_reason_string(job_ptr->state_reason), r->gpus);
+	     "checkpoint ack (a node failed, or an administrator); to "
+	     "restart at %d GPUs from the newest checkpoint it can reach",
+	     job_ptr, r->gpus);
 	snprintf(note, sizeof(note),
-		 "requeued by Slurm mid-resize (%s), to restart at %d GPUs "
-		 "from the newest checkpoint it can reach",
-		 job_reason_string(job_ptr->state_reason), r->gpus);
+		 "requeued by Slurm mid-resize (a node failed, or an "
+		 "administrator), to restart at %d GPUs from the newest "
+		 "checkpoint it can reach",
+		 r->gpus);
 	tidal_agent_note(r->job, (double)now, note);
 	if (r->cmd)
 		tidal_agent_cancel(r->cmd);
