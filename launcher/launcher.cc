@@ -276,12 +276,14 @@ bool Launcher::start_generation(std::string &err)
 	std::optional<Resume> r;
 	if (!rendezvous(base, err) || !agree_resume(r, err))
 		return false;
+	/* tidald names this node when its answer was already here. */
+	bool here = r && (r->from == "local" || r->from == o_.node);
 	if (r)
 		note("generation %d: world %d, ranks %d-%d here, resuming "
 		     "from step %llu (%s%s%s)", generation_, world_, base,
 		     base + o_.ranks - 1, (unsigned long long)r->step,
-		     r->path.c_str(), r->from == "local" ? "" : ", fetched from ",
-		     r->from == "local" ? "" : r->from.c_str());
+		     r->path.c_str(), here ? "" : ", fetched from ",
+		     here ? "" : r->from.c_str());
 	else
 		note("generation %d: world %d, ranks %d-%d here, starting "
 		     "fresh (%s)", generation_, world_, base,

@@ -84,10 +84,8 @@ bool tidald_fetch(const std::string &sock, const std::string &job,
 		out.path = json_object_get_string(v);
 	if (json_object_object_get_ex(o, "step", &v))
 		out.step = (uint64_t)json_object_get_int64(v);
-	/* "bytes" only when tidald copied it from another node. */
-	out.from = json_object_object_get_ex(o, "from", &v) &&
-				   json_object_object_get_ex(o, "bytes", nullptr) ?
-			   json_object_get_string(v) : "local";
+	out.from = json_object_object_get_ex(o, "from", &v) ?
+			   json_object_get_string(v) : "tidald";
 	/* Corrupt newer ones it skipped, an unreachable newest one. */
 	if (json_object_object_get_ex(o, "warnings", &v) &&
 	    json_object_is_type(v, json_type_array))

@@ -60,10 +60,11 @@ cat >"$T/out/elastic.sh" <<EOF
 #!/bin/bash
 export TIDAL_RUN_DIR="$T/tidal-run"
 # sbatch exported the size asked at submission (SLURM_GPUS_PER_NODE=1):
-# after a resize the step must take what this run of the job holds.
+# after a resize the step must take what this run of the job holds, and
+# one task per node of this run (SLURM_NTASKS is still the first run's).
 # The store port is one of this cluster's (the default, 29400 + job id,
 # is the same in every test cluster on this host).
-srun --ntasks-per-node=1 --gpus-per-node=\$SLURM_GPUS_ON_NODE "$BUILD_ABS/tidal-launch" \
+srun --ntasks=\$SLURM_JOB_NUM_NODES --ntasks-per-node=1 --gpus-per-node=\$SLURM_GPUS_ON_NODE "$BUILD_ABS/tidal-launch" \
 	--store-port $((PORT_CTL + 7)) -- \
 	"$BUILD_ABS/tidal-train" --iters $ITERS --ckpt-every $CKI --log-every 25
 EOF
@@ -149,6 +150,6 @@ if [ -n "$t_dec" ] && [ -n "$t_run" ]; then
 	say "resize latency, decision to the first step at 2 ranks: $ms ms"
 fi
 grep -h "fetch job $e" "$T"/log/tidald-n*.log | sed 's/^/   /'
-[ "$FAILED" -gt 0 ] && tail -n 40 "$out"
+[ "$FAILED" -gt 0 ] && { scontrol show job "$e"; grep -v "step [0-9]* loss\|checkpoint durable" "$out" | tail -n 40; }
 scancel "$r" "$r2"
 finish

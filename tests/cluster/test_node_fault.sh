@@ -73,7 +73,7 @@ check "R2 ($r2) takes 2 GPUs on n3 and n4" wait_state 30 "$r2" RUNNING
 cat >"$T/out/elastic.sh" <<EOF
 #!/bin/bash
 export TIDAL_RUN_DIR="$T/tidal-run"
-srun --ntasks-per-node=1 --gpus-per-node=\$SLURM_GPUS_ON_NODE "$BUILD_ABS/tidal-launch" \
+srun --ntasks=\$SLURM_JOB_NUM_NODES --ntasks-per-node=1 --gpus-per-node=\$SLURM_GPUS_ON_NODE "$BUILD_ABS/tidal-launch" \
 	--store-port $((PORT_CTL + 7)) --rdzv-timeout 20 -- \
 	"$BUILD_ABS/tidal-train" --iters 10000000 --ckpt-every 100 --log-every 100
 EOF
