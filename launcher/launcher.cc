@@ -186,7 +186,7 @@ bool Launcher::rendezvous(int &base, std::string &err)
 bool Launcher::agree_resume(std::optional<Resume> &r, std::string &err)
 {
 	if (o_.node_index == 0) {
-		r = find_newest(job_dir_, o_.job, tidald_sock_);
+		r = find_newest(job_dir_, o_.job, tidald_sock_, none_why_);
 		store_.set(key("restarts"), std::to_string(restarts_used_));
 		store_.set(key("resume"), r ? std::to_string(r->step) + " " +
 						      r->path : "none");
@@ -276,16 +276,20 @@ bool Launcher::start_generation(std::string &err)
 	std::optional<Resume> r;
 	if (!rendezvous(base, err) || !agree_resume(r, err))
 		return false;
+	/* tidald names this node when its answer was already here. */
+	bool here = r && (r->from == "local" || r->from == o_.node);
 	if (r)
 		note("generation %d: world %d, ranks %d-%d here, resuming "
 		     "from step %llu (%s%s%s)", generation_, world_, base,
 		     base + o_.ranks - 1, (unsigned long long)r->step,
-		     r->path.c_str(), r->from == "local" ? "" : ", fetched from ",
-		     r->from == "local" ? "" : r->from.c_str());
+		     r->path.c_str(), here ? "" : ", fetched from ",
+		     here ? "" : r->from.c_str());
 	else
 		note("generation %d: world %d, ranks %d-%d here, starting "
-		     "fresh (no checkpoint in %s)", generation_, world_, base,
-		     base + o_.ranks - 1, job_dir_.c_str());
+		     "fresh (%s)", generation_, world_, base,
+		     base + o_.ranks - 1,
+		     o_.node_index == 0 && !none_why_.empty() ?
+			     none_why_.c_str() : "node 0 found no checkpoint");
 	return spawn_all(base, r, err);
 }
 

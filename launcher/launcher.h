@@ -101,6 +101,7 @@ private:
 
 	Options o_;
 	std::string ckpt_root_, job_dir_, tidald_sock_, store_addr_;
+	std::string none_why_; /* why node 0 found no checkpoint */
 	std::unique_ptr<store::Server> server_;
 	store::Client store_;
 	ControlServer ctl_;

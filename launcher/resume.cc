@@ -86,6 +86,13 @@ bool tidald_fetch(const std::string &sock, const std::string &job,
 		out.step = (uint64_t)json_object_get_int64(v);
 	out.from = json_object_object_get_ex(o, "from", &v) ?
 			   json_object_get_string(v) : "tidald";
+	/* Corrupt newer ones it skipped, an unreachable newest one. */
+	if (json_object_object_get_ex(o, "warnings", &v) &&
+	    json_object_is_type(v, json_type_array))
+		for (size_t i = 0; i < json_object_array_length(v); i++)
+			note("warning: tidald: %s",
+			     json_object_get_string(
+				     json_object_array_get_idx(v, i)));
 	json_object_put(o);
 	/* Trust, but verify: it is what the trainers will load. */
 	uint64_t step;
@@ -126,9 +133,8 @@ std::string resolve_ckpt_root(const std::string &flag,
 	return e && *e ? e : "/var/lib/tidal/ckpt";
 }
 
-std::optional<Resume> find_newest(const std::string &job_dir,
-				  const std::string &job,
-				  const std::string &tidald_sock)
+/* This node's newest complete checkpoint, warnings logged. */
+static std::optional<Resume> local_newest(const std::string &job_dir)
 {
 	std::vector<std::string> warnings;
 	std::optional<ckpt::Found> f = ckpt::newest(job_dir, warnings);
@@ -136,14 +142,32 @@ std::optional<Resume> find_newest(const std::string &job_dir,
 		note("warning: %s", w.c_str());
 	if (f)
 		return Resume{ f->path, f->step, "local" };
-	if (!exists(tidald_sock))
-		return std::nullopt;
-	Resume r;
-	std::string err;
-	if (tidald_fetch(tidald_sock, job, r, err))
-		return r;
-	note("no checkpoint from tidald: %s", err.c_str());
 	return std::nullopt;
+}
+
+std::optional<Resume> find_newest(const std::string &job_dir,
+				  const std::string &job,
+				  const std::string &tidald_sock,
+				  std::string &none_why)
+{
+	/* tidald first: it compares what is here with the plugin's newest
+	 * location, so a job back on a node with an older checkpoint does
+	 * not resume from that one. */
+	std::string terr;
+	if (exists(tidald_sock)) {
+		Resume r;
+		if (tidald_fetch(tidald_sock, job, r, terr))
+			return r;
+		note("tidald could not give a checkpoint of job %s: %s; "
+		     "looking in %s", job.c_str(), terr.c_str(),
+		     job_dir.c_str());
+	}
+	std::optional<Resume> r = local_newest(job_dir);
+	if (!r)
+		none_why = "no checkpoint in " + job_dir +
+			   (terr.empty() ? std::string() :
+					   " and none from tidald: " + terr);
+	return r;
 }
 
 bool find_step(const std::string &job_dir, const std::string &job,

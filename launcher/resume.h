@@ -1,11 +1,14 @@
 /*
  * resume.h - where a generation resumes from.
  *
- * Node 0 picks the checkpoint: the newest complete one that verifies in
- * CKPT_ROOT/<job> (ckpt::newest; corrupt or incomplete newer ones are
- * skipped with a warning), else whatever the local tidald can fetch for
- * the job (it may copy it from the node that wrote it), else none: the
- * job starts from scratch.  The other nodes are told the step and must
+ * Node 0 picks the checkpoint: when the local tidald runs, whatever it
+ * gives for the job (it compares this node's newest with the newest the
+ * plugin knows of, anywhere, and copies that one here if it is newer; it
+ * falls back to this node's newest when the other node is unreachable,
+ * with a warning), else, with no tidald or none from it, the newest
+ * complete one that verifies in CKPT_ROOT/<job> (ckpt::newest; corrupt
+ * or incomplete newer ones are skipped with a warning), else none: the
+ * job starts from scratch, with a line saying where it looked.  The other nodes are told the step and must
  * find that very step (locally, else through their tidald).
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
@@ -33,10 +36,11 @@ std::string resolve_ckpt_root(const std::string &flag,
 			      const std::string &tidald_sock);
 
 /* Node 0's choice (see above); warnings are logged with note().
- * RET nullopt: start fresh. */
+ * RET nullopt: start fresh, with NONE_WHY saying where it looked. */
 std::optional<Resume> find_newest(const std::string &job_dir,
 				  const std::string &job,
-				  const std::string &tidald_sock);
+				  const std::string &tidald_sock,
+				  std::string &none_why);
 
 /* Another node's lookup of STEP.  RET false with ERR saying where it
  * looked. */

@@ -8,7 +8,10 @@
  *      here with ckpt::verify and only then renamed into place with its
  *      .done marker, so a launcher never sees a partial or corrupt file.
  *
- * With the plugin unreachable the newest local checkpoint is used.
+ * With the plugin unreachable, or the newest one's node unreachable, the
+ * newest local checkpoint is used, and the reply's "warnings" say so (the
+ * launcher copies them into the job's log); with none here either, the
+ * error names the step and node that could not be reached.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -17,6 +20,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <vector>
 
 #include "nodeagent/agent.h"
 #include "nodeagent/ckpt_local.h"
@@ -38,8 +42,11 @@ std::string fail_line(const std::string &msg)
 	return to_line(o);
 }
 
+/* WARN: what the launcher should tell the job's log (corrupt newer
+ * checkpoints skipped, the newest one out of reach). */
 std::string found_line(const std::string &path, uint64_t step,
-		       const std::string &from, int64_t bytes, double ms)
+		       const std::string &from, int64_t bytes, double ms,
+		       const std::vector<std::string> &warn = {})
 {
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "v", json_object_new_int(1));
@@ -51,6 +58,13 @@ std::string found_line(const std::string &path, uint64_t step,
 		json_object_object_add(o, "bytes",
 				       json_object_new_int64(bytes));
 		json_object_object_add(o, "ms", json_object_new_double(ms));
+	}
+	if (!warn.empty()) {
+		json_object *a = json_object_new_array();
+		for (const std::string &w : warn)
+			json_object_array_add(a,
+					      json_object_new_string(w.c_str()));
+		json_object_object_add(o, "warnings", a);
 	}
 	return to_line(o);
 }
@@ -153,9 +167,13 @@ std::string Agent::fetch(uint64_t job, const std::string &peer, uint64_t step,
 		w.node = peer;
 		w.step = step;
 	} else if (!ask_where(*this, job, &w, &err)) {
-		if (local) /* the plugin is away: what we have will do */
+		if (local) { /* the plugin is away: what we have will do */
+			warn.push_back("the plugin cannot say where job " + j +
+				       "'s newest checkpoint is (" + err +
+				       "): using " + opt_.node + "'s newest");
 			return found_line(local->path, local->step, opt_.node,
-					  -1, 0);
+					  -1, 0, warn);
+		}
 		return fail_line(
 			"no checkpoint of job " + j + " on " + opt_.node +
 			", and the plugin cannot say where one is: " + err);
@@ -174,7 +192,8 @@ std::string Agent::fetch(uint64_t job, const std::string &peer, uint64_t step,
 				 ": no address for " + w.node);
 	}
 	if (local && (w.node == opt_.node || local->step >= w.step))
-		return found_line(local->path, local->step, opt_.node, -1, 0);
+		return found_line(local->path, local->step, opt_.node, -1, 0,
+				  warn);
 	/* Files go to the job's owner so its trainer can write beside them. */
 	uid_t owner = uid != 0 ? uid : (w.uid >= 0 ? (uid_t)w.uid : (uid_t)-1);
 	std::string out = copy_from(opt_, job, w, owner, &err);
@@ -182,9 +201,20 @@ std::string Agent::fetch(uint64_t job, const std::string &peer, uint64_t step,
 		return out;
 	logf("fetch job %llu from %s failed: %s", (unsigned long long)job,
 	     w.node.c_str(), err.c_str());
-	if (local) /* an older local one beats none */
-		return found_line(local->path, local->step, opt_.node, -1, 0);
-	return fail_line("fetch job " + j + " from " + w.node + ": " + err);
+	if (local) { /* an older local one beats none */
+		warn.push_back("job " + j + "'s newest checkpoint (step " +
+			       std::to_string(w.step) + " on " + w.node +
+			       ") is out of reach (" + err +
+			       "): using the older step " +
+			       std::to_string(local->step) + " on " +
+			       opt_.node);
+		return found_line(local->path, local->step, opt_.node, -1, 0,
+				  warn);
+	}
+	return fail_line("job " + j + "'s newest checkpoint (step " +
+			 std::to_string(w.step) + " on " + w.node +
+			 ") is out of reach (" + err + ") and " + opt_.node +
+			 " has none");
 }
 
 } /* namespace tidal::agent */

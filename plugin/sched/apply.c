@@ -178,10 +178,23 @@ static const tidal_job_t *_snap_job(const tidal_snap_t *snap,
 	return NULL;
 }
 
+/* An elastic job's story (tidalctl show job) begins with its start; a
+ * restart after a resize is told by resize.c. */
+static void _note_start(job_record_t *job_ptr, int gpus, time_t now)
+{
+	char note[200];
+
+	snprintf(note, sizeof(note), "started at %d GPUs on %s", gpus,
+		 job_ptr->nodes ? job_ptr->nodes : "?");
+	tidal_agent_note(job_ptr->job_id, (double)now, note);
+}
+
 static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 			job_record_t *job_ptr, time_t now)
 {
 	const tidal_job_t *sj = _snap_job(snap, d);
+	bool elastic = sj && sj->max_gpus;
+	int gpus = d->gpus > 0 ? d->gpus : (sj ? sj->gpus : 0);
 	bitstr_t *ok = NULL;
 	int rc;
 
@@ -210,6 +223,8 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 	FREE_NULL_BITMAP(ok);
 	if (rc == SLURM_SUCCESS) {
 		tidal_forget_requeue(job_ptr->job_id);
+		if (elastic && !tidal_resize_find(d->job))
+			_note_start(job_ptr, gpus, now);
 		return 1;
 	}
 	verbose("sched/tidal: %pJ: start on planned nodes failed: %s",
@@ -259,7 +274,8 @@ static void _apply_resize(const tidal_snap_t *snap, const tidal_decision_t *d,
 		return;
 	if (d->gpus == sj->gpus && !tidal_resize_find(d->job))
 		return; /* only moved: not worth a restart */
-	tidal_resize_begin(job_ptr, d->gpus, _decision_nodes(d), conf, now);
+	tidal_resize_begin(job_ptr, sj->gpus, d->gpus, _decision_nodes(d),
+			   d->reason, conf, now);
 }
 
 /* The policy keeps JOB_PTR (decision D) at its size now: a resize still

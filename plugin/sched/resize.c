@@ -11,7 +11,9 @@
  *        v  "checkpoint now"); with ResizeSignal=none go straight on
  *   CHECKPOINT  until tidald acks the checkpoint, or CheckpointTimeout
  *        |      has passed (or the job ended); a failed ack falls back
- *        |      to the signal; called off if the policy decides Keep
+ *        |      to the signal; called off if the policy decides Keep;
+ *        |      requeued by Slurm meanwhile (a node failed): on to
+ *        |      REQUEUED, the delay undone as for ours
  *        |  job_requeue(): the job is PENDING again and keeps its id
  *        v
  *   REQUEUED    change the pending job's GPU request to m GPUs on k nodes
@@ -172,13 +174,10 @@ static void _send_signal(job_record_t *job_ptr, tidal_resize_t *r,
 static bool _ask_agent(job_record_t *job_ptr, tidal_resize_t *r,
 		       const tidal_apply_conf_t *conf, time_t now)
 {
-	char note[160];
 	const char *host = job_ptr->batch_host;
 
 	if (!host || !tidal_agent_live(host, (double)now))
 		return false;
-	snprintf(note, sizeof(note), "resize to %d GPUs decided", r->gpus);
-	tidal_agent_note(r->job, (double)now, note);
 	r->cmd = tidal_agent_command(host, "checkpoint_stop", r->job,
 				     (double)now);
 	if (!r->cmd)
@@ -190,10 +189,12 @@ static bool _ask_agent(job_record_t *job_ptr, tidal_resize_t *r,
 	return true;
 }
 
-extern void tidal_resize_begin(job_record_t *job_ptr, int gpus, int nodes,
+extern void tidal_resize_begin(job_record_t *job_ptr, int from, int gpus,
+			       int nodes, const char *why,
 			       const tidal_apply_conf_t *conf, time_t now)
 {
 	tidal_resize_t *r = tidal_resize_find(job_ptr->job_id);
+	char note[TIDAL_REASON_MAX + 80];
 
 	if (r) { /* already under way: only the target may change */
 		if (r->phase == TIDAL_RS_CHECKPOINT) {
@@ -214,6 +215,10 @@ extern void tidal_resize_begin(job_record_t *job_ptr, int gpus, int nodes,
 	r->nodes = nodes;
 	r->since = now;
 	r->phase = TIDAL_RS_CHECKPOINT;
+	snprintf(note, sizeof(note), "resize from %d to %d GPUs decided on %s "
+		 "(%s)", from, gpus, job_ptr->nodes ? job_ptr->nodes : "?",
+		 why && *why ? why : "no reason given");
+	tidal_agent_note(r->job, (double)now, note);
 	if (_ask_agent(job_ptr, r, conf, now))
 		return;
 	_send_signal(job_ptr, r, conf);
@@ -276,6 +281,34 @@ static int _agent_answer(job_record_t *job_ptr, tidal_resize_t *r,
 	return 0;
 }
 
+/* Slurm requeued R's job before the checkpoint ack: one of its nodes
+ * failed (Slurm requeues a batch job whose node goes DOWN), or an
+ * administrator did.  The resize goes on from the requeue: the launcher
+ * of the next run finds the newest checkpoint it can reach, and the
+ * begin-time delay is undone as for Tidal's own requeues. */
+static void _requeued_by_slurm(job_record_t *job_ptr, tidal_resize_t *r,
+			       time_t now)
+{
+	char note[200];
+
+	info("sched/tidal: resize %pJ: requeued by Slurm before the "
+	     "checkpoint ack (a node failed, or an administrator); to "
+	     "restart at %d GPUs from the newest checkpoint it can reach",
+	     job_ptr, r->gpus);
+	snprintf(note, sizeof(note),
+		 "requeued by Slurm mid-resize (a node failed, or an "
+		 "administrator), to restart at %d GPUs from the newest "
+		 "checkpoint it can reach",
+		 r->gpus);
+	tidal_agent_note(r->job, (double)now, note);
+	if (r->cmd)
+		tidal_agent_cancel(r->cmd);
+	tidal_note_requeue(job_ptr->job_id, now);
+	r->cmd = 0;
+	r->phase = TIDAL_RS_REQUEUED;
+	r->since = now;
+}
+
 /* One step of R's machine; RET false once R is finished. */
 static bool _resize_step(tidal_resize_t *r, const tidal_apply_conf_t *conf,
 			 time_t now)
@@ -291,8 +324,12 @@ static bool _resize_step(tidal_resize_t *r, const tidal_apply_conf_t *conf,
 		return false;
 	}
 	if (r->phase == TIDAL_RS_CHECKPOINT) {
+		if (IS_JOB_PENDING(job_ptr)) {
+			_requeued_by_slurm(job_ptr, r, now);
+			return true;
+		}
 		if (!IS_JOB_RUNNING(job_ptr))
-			return false; /* requeued or suspended by others */
+			return false; /* suspended by others */
 		int acked = r->cmd ? _agent_answer(job_ptr, r, conf, now) : 0;
 		if (!acked && now < r->since + (time_t)conf->checkpoint_timeout)
 			return true;
@@ -320,8 +357,10 @@ static bool _resize_step(tidal_resize_t *r, const tidal_apply_conf_t *conf,
 		r->since = now;
 	}
 	if (IS_JOB_RUNNING(job_ptr)) {
-		info("sched/tidal: resize %pJ done: running again", job_ptr);
-		snprintf(note, sizeof(note), "running again at %d GPUs", r->gpus);
+		info("sched/tidal: resize %pJ done: running again on %s",
+		     job_ptr, job_ptr->nodes);
+		snprintf(note, sizeof(note), "running again at %d GPUs on %s",
+			 r->gpus, job_ptr->nodes ? job_ptr->nodes : "?");
 		tidal_agent_note(r->job, (double)now, note);
 		return false;
 	}

@@ -86,9 +86,11 @@ int tidal_requeued_count(void);
 /* Change a pending job's GPU request to GPUS on NODES nodes (update_job
  * with a job_desc).  RET SLURM_SUCCESS or an ESLURM code. */
 int tidal_set_gpu_request(job_record_t *job_ptr, int gpus, int nodes);
-/* Start resizing running JOB_PTR to GPUS on NODES nodes (see resize.c). */
-void tidal_resize_begin(job_record_t *job_ptr, int gpus, int nodes,
-			const tidal_apply_conf_t *conf, time_t now);
+/* Start resizing running JOB_PTR from FROM to GPUS on NODES nodes, for
+ * WHY (the decision's reason, told in the job's story; see resize.c). */
+void tidal_resize_begin(job_record_t *job_ptr, int from, int gpus, int nodes,
+			const char *why, const tidal_apply_conf_t *conf,
+			time_t now);
 /* Move every resize one step on; called each cycle under the locks. */
 void tidal_resize_advance(const tidal_apply_conf_t *conf, time_t now);
 tidal_resize_t *tidal_resize_find(uint32_t job);

@@ -265,3 +265,26 @@ set_tidal_conf() { # set_tidal_conf TEXT: rewrite and scontrol reconfigure
 	tidal_conf "$1"
 	scontrol reconfigure
 }
+
+# kill_node NODE: NODE dies as a machine would: kill -9 of its slurmd, of
+# its tidald (pid in $T/run/tidald-NODE.pid, when the test wrote one), and
+# of every job process there (environment SLURMD_NODENAME=NODE) with the
+# slurmstepd above it.  Slurm notices only after SlurmdTimeout; tests mark
+# the node DOWN themselves (scontrol), as an administrator would.
+kill_node() {
+	local p pp pids=
+	for p in $(our_pids); do
+		{ tr "\0" "\n" <"/proc/$p/environ"; } 2>/dev/null |
+			grep -qx "SLURMD_NODENAME=$1" || continue
+		pids="$pids $p"
+		pp=$(ps -o ppid= -p "$p" 2>/dev/null | tr -d ' ')
+		[ -n "$pp" ] && ps -o comm= -p "$pp" 2>/dev/null | grep -q '^slurmstepd' &&
+			pids="$pids $pp"
+	done
+	for p in "$T/run/slurmd-$1.pid" "$T/run/tidald-$1.pid"; do
+		[ -f "$p" ] && pids="$(cat "$p") $pids"
+	done
+	# shellcheck disable=SC2086
+	kill -9 $pids 2>/dev/null
+	echo "$pids" | wc -w
+}

@@ -32,6 +32,7 @@ mkdir -p "$T/ckpt" "$T/run"
 cat >"$T/out/train.sh" <<EOF
 #!/bin/bash
 srun --ntasks-per-node=1 $BUILD_ABS/tidal-launch --ckpt-dir $T/ckpt \\
+	--store-port $((PORT_CTL + 7)) \\
 	--run-dir $T/run -- $BUILD_ABS/tidal-train --hidden 64 \\
 	--iters 8000 --ckpt-every 500 --log-every 100
 EOF

@@ -160,7 +160,9 @@ static void test_resume_through_tidald(void **)
 	std::string dir = tmpdir(), remote = dir + "/fetched";
 	std::string job_dir = dir + "/ckpt/42", sock = dir + "/tidald.sock";
 	/* Nothing local and no tidald: start fresh. */
-	assert_false(find_newest(job_dir, "42", sock).has_value());
+	std::string why;
+	assert_false(find_newest(job_dir, "42", sock, why).has_value());
+	assert_non_null(strstr(why.c_str(), "no checkpoint in"));
 	std::string path = ckpt::write(remote, small_state(300));
 	std::string seen;
 	std::thread t = fake_server(sock, 2, [&](std::string line) {
@@ -173,7 +175,9 @@ static void test_resume_through_tidald(void **)
 	});
 	assert_string_equal(resolve_ckpt_root("", sock).c_str(), "/nvme/ck");
 	assert_string_equal(resolve_ckpt_root("/flag", sock).c_str(), "/flag");
-	std::optional<Resume> r = find_newest(job_dir, "42", sock);
+	/* tidald is asked first: its newer copy beats the local step 100. */
+	ckpt::write(job_dir, small_state(100));
+	std::optional<Resume> r = find_newest(job_dir, "42", sock, why);
 	t.join();
 	assert_true(r.has_value());
 	assert_int_equal(r->step, 300);
@@ -200,8 +204,21 @@ static void test_tidald_refusal(void **)
 		return std::string("{\"v\":1,\"ok\":false,\"error\":\"no "
 				   "checkpoint of job 5 anywhere\"}");
 	});
-	assert_false(find_newest(dir + "/ckpt/5", "5", sock).has_value());
+	std::string why;
+	assert_false(find_newest(dir + "/ckpt/5", "5", sock, why).has_value());
 	t.join();
+	assert_non_null(strstr(why.c_str(), "anywhere"));
+	/* tidald refuses: the local newest is used. */
+	std::string local = ckpt::write(dir + "/ckpt/5", small_state(7));
+	unlink(sock.c_str());
+	t = fake_server(sock, 1, [](std::string) {
+		return std::string("{\"v\":1,\"ok\":false,\"error\":\"no\"}");
+	});
+	std::optional<Resume> r = find_newest(dir + "/ckpt/5", "5", sock, why);
+	t.join();
+	assert_true(r.has_value());
+	assert_int_equal(r->step, 7);
+	assert_string_equal(r->path.c_str(), local.c_str());
 	fs::remove_all(dir);
 }
 
