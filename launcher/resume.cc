@@ -12,10 +12,16 @@
 #include <json.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 #include <vector>
 
 namespace tidal::launch {
+
+/* How long find_step() waits for the plugin to learn of node 0's newest
+ * checkpoint: three of tidald's default 10 s heartbeats. */
+constexpr std::chrono::seconds kCatchUp{30};
 
 namespace {
 
@@ -188,8 +194,25 @@ bool find_step(const std::string &job_dir, const std::string &job,
 		      "directory on shared storage or run tidald on every node";
 		return false;
 	}
-	if (!tidald_fetch(tidald_sock, job, out, err))
-		return false;
+	/* The plugin learns of a checkpoint from node 0's agent heartbeat,
+	 * so right after node 0 wrote it tidald may still offer an older
+	 * one: ask again until it catches up (a few heartbeats). */
+	auto give_up = std::chrono::steady_clock::now() + kCatchUp;
+	for (;;) {
+		if (!tidald_fetch(tidald_sock, job, out, err))
+			return false;
+		if (out.step >= step)
+			break;
+		if (std::chrono::steady_clock::now() >= give_up) {
+			err = "tidald still offers step " +
+			      std::to_string(out.step) + " after " +
+			      std::to_string(kCatchUp.count()) +
+			      " s; node 0 resumes from step " +
+			      std::to_string(step);
+			return false;
+		}
+		std::this_thread::sleep_for(std::chrono::milliseconds(500));
+	}
 	if (out.step != step) {
 		err = "tidald fetched step " + std::to_string(out.step) +
 		      ", node 0 resumes from step " + std::to_string(step);
