@@ -279,7 +279,8 @@ std::string do_heartbeat(Registry &r, json_object *q, const std::string &node,
 			/* Every node of a job reports it, but only node 0's
 			 * launcher (rank 0) has its progress: the others'
 			 * reports do not replace that one while it is fresh. */
-			bool progress = dbl(e, "it_s") > 0 || num(e, "step") > 0;
+			bool progress =
+				dbl(e, "it_s") > 0 || num(e, "step") > 0;
 			if (progress || j.status_node == node ||
 			    now - j.status_seen > kStatusFresh) {
 				j.status = json_object_to_json_string_ext(
@@ -596,13 +597,17 @@ extern "C" char *tidal_agent_request(const char *request, uint32_t uid,
 
 extern "C" char *tidal_agent_log_drain(void)
 {
-	Registry &r = reg();
-	std::lock_guard<std::mutex> g(r.mu);
-	if (r.log.empty())
+	try {
+		Registry &r = reg();
+		std::lock_guard<std::mutex> g(r.mu);
+		if (r.log.empty())
+			return nullptr;
+		char *p = dup_c(r.log);
+		r.log.clear();
+		return p;
+	} catch (...) { /* nothing thrown into slurmctld */
 		return nullptr;
-	char *p = dup_c(r.log);
-	r.log.clear();
-	return p;
+	}
 }
 
 extern "C" int tidal_agent_ack_waiting(void)
@@ -616,11 +621,15 @@ extern "C" int tidal_agent_ack_waiting(void)
 
 extern "C" int tidal_agent_live(const char *node, double now)
 {
-	Registry &r = reg();
-	std::lock_guard<std::mutex> g(r.mu);
-	auto it = r.agents.find(node ? node : "");
-	return it != r.agents.end() &&
-	       now - it->second.last_seen <= 3 * it->second.heartbeat_s;
+	try {
+		Registry &r = reg();
+		std::lock_guard<std::mutex> g(r.mu);
+		auto it = r.agents.find(node ? node : "");
+		return it != r.agents.end() &&
+		       now - it->second.last_seen <= 3 * it->second.heartbeat_s;
+	} catch (...) { /* nothing thrown into slurmctld */
+		return 0;
+	}
 }
 
 extern "C" uint64_t tidal_agent_command(const char *node, const char *op,
@@ -690,65 +699,75 @@ extern "C" void tidal_agent_note(uint32_t job, double now, const char *text)
 
 extern "C" char *tidal_agent_state_dump(void)
 {
-	Registry &r = reg();
-	std::lock_guard<std::mutex> g(r.mu);
-	std::string s = "agentseq " + std::to_string(r.next_id) + "\n";
-	char b[256];
-	for (const auto &[job, j] : r.jobs) {
-		if (!j.step)
-			continue;
-		std::snprintf(b, sizeof(b), "ckpt %u %llu %ld %s %s ", job,
-			      (unsigned long long)j.step, (long)j.when,
-			      j.node.c_str(),
-			      j.addr.empty() ? "-" : j.addr.c_str());
-		s += b + j.path + "\n";
+	try {
+		Registry &r = reg();
+		std::lock_guard<std::mutex> g(r.mu);
+		std::string s = "agentseq " + std::to_string(r.next_id) + "\n";
+		char b[256];
+		for (const auto &[job, j] : r.jobs) {
+			if (!j.step)
+				continue;
+			std::snprintf(b, sizeof(b), "ckpt %u %llu %ld %s %s ",
+				      job, (unsigned long long)j.step,
+				      (long)j.when, j.node.c_str(),
+				      j.addr.empty() ? "-" : j.addr.c_str());
+			s += b + j.path + "\n";
+		}
+		for (const auto &[id, c] : r.commands) {
+			if (c.state)
+				continue;
+			std::snprintf(
+				b, sizeof(b), "agentcmd %llu %u %ld %s %s\n",
+				(unsigned long long)id, c.job, (long)c.issued,
+				c.node.c_str(), c.op.c_str());
+			s += b;
+		}
+		return dup_c(s);
+	} catch (...) { /* nothing thrown into slurmctld */
+		return nullptr;
 	}
-	for (const auto &[id, c] : r.commands) {
-		if (c.state)
-			continue;
-		std::snprintf(b, sizeof(b), "agentcmd %llu %u %ld %s %s\n",
-			      (unsigned long long)id, c.job, (long)c.issued,
-			      c.node.c_str(), c.op.c_str());
-		s += b;
-	}
-	return dup_c(s);
 }
 
 extern "C" int tidal_agent_state_line(const char *l)
 {
-	Registry &r = reg();
-	std::lock_guard<std::mutex> g(r.mu);
-	unsigned long long a, step;
-	unsigned job;
-	long when;
-	char node[129], addr[256], op[32];
-	int used = 0;
-	if (std::sscanf(l, "agentseq %llu", &a) == 1) {
-		r.next_id = std::max<uint64_t>(r.next_id, a);
-		return 1;
+	try {
+		Registry &r = reg();
+		std::lock_guard<std::mutex> g(r.mu);
+		unsigned long long a, step;
+		unsigned job;
+		long when;
+		char node[129], addr[256], op[32];
+		int used = 0;
+		if (std::sscanf(l, "agentseq %llu", &a) == 1) {
+			r.next_id = std::max<uint64_t>(r.next_id, a);
+			return 1;
+		}
+		if (std::sscanf(l, "ckpt %u %llu %ld %128s %255s %n", &job,
+				&step, &when, node, addr, &used) == 5 &&
+		    used > 0) {
+			JobInfo &j = r.jobs[job];
+			j.step = step;
+			j.when = (double)when;
+			j.node = node;
+			j.addr = std::strcmp(addr, "-") ? addr : "";
+			j.path = l + used;
+			return 1;
+		}
+		if (std::sscanf(l, "agentcmd %llu %u %ld %128s %31s", &a, &job,
+				&when, node, op) == 5) {
+			Command c;
+			c.id = a;
+			c.job = job;
+			c.issued = (double)when;
+			c.node = node;
+			c.op = op;
+			r.commands[a] =
+				c; /* sent again: tidald ignores repeats */
+			r.next_id = std::max<uint64_t>(r.next_id, a + 1);
+			return 1;
+		}
+		return 0;
+	} catch (...) { /* nothing thrown into slurmctld */
+		return 0;
 	}
-	if (std::sscanf(l, "ckpt %u %llu %ld %128s %255s %n", &job, &step,
-			&when, node, addr, &used) == 5 &&
-	    used > 0) {
-		JobInfo &j = r.jobs[job];
-		j.step = step;
-		j.when = (double)when;
-		j.node = node;
-		j.addr = std::strcmp(addr, "-") ? addr : "";
-		j.path = l + used;
-		return 1;
-	}
-	if (std::sscanf(l, "agentcmd %llu %u %ld %128s %31s", &a, &job, &when,
-			node, op) == 5) {
-		Command c;
-		c.id = a;
-		c.job = job;
-		c.issued = (double)when;
-		c.node = node;
-		c.op = op;
-		r.commands[a] = c; /* sent again: tidald ignores repeats */
-		r.next_id = std::max<uint64_t>(r.next_id, a + 1);
-		return 1;
-	}
-	return 0;
 }
