@@ -32,22 +32,14 @@ TEST_NAME=demo
 DEMO_SECONDS=${DEMO_SECONDS:-100}
 
 GPUS_PER_NODE=4
-for b in tidald tidal-launch tidal-train; do
-	[ -x "$BUILD/$b" ] || { say "skipped: $BUILD/$b not built"; exit 0; }
-done
+skip_unless_node_side
 cluster_up "Policy=elastic-edf
 CycleInterval=1
 ResizeSignal=USR1
 CheckpointTimeout=30
 RejectAction=hold"
 
-for n in $NODES; do
-	"$BUILD_ABS/tidald" -D -N "$n" --listen 127.0.0.1:0 --run-dir "$T/tidal-run" \
-		--ckpt-dir "$T/ckpt/$n" --heartbeat 1 >>"$T/log/tidald-$n.log" 2>&1 &
-	disown
-done
-agents_up() { [ "$("$TIDALCTL" -o show nodes 2>/dev/null | grep -c 'Agent=UP')" -eq 4 ]; }
-wait_for 30 agents_up || say "not every tidald registered: resizes fall back to the signal"
+start_agents || say "not every tidald registered: resizes fall back to the signal"
 
 # One launcher per node, with the GPUs this run of the job holds (after a
 # resize sbatch's SLURM_NTASKS and SLURM_GPUS_PER_NODE are still the

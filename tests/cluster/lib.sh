@@ -288,3 +288,48 @@ kill_node() {
 	kill -9 $pids 2>/dev/null
 	echo "$pids" | wc -w
 }
+
+# ---- the node side: tidald on every node, the trainers' programs.
+
+# Skip (exit 0 with a line) unless tidald, tidal-launch and tidal-train are
+# built: called before cluster_up.
+skip_unless_node_side() {
+	local b
+	for b in tidald tidal-launch tidal-train; do
+		[ -x "${BUILD_ABS:-/nonexistent}/$b" ] || {
+			echo "$TEST_NAME: skipped: $BUILD/$b not built"
+			echo "$TEST_NAME: 0 passed, 0 failed"; exit 0; }
+	done
+}
+
+# start_tidald NODE: its agent, 1 s heartbeats, checkpoints in
+# $T/ckpt/NODE, sockets under $T/tidal-run, log $T/log/tidald-NODE.log and
+# pid in $T/run/tidald-NODE.pid (kill_node reads it).
+start_tidald() {
+	"$BUILD_ABS/tidald" -D -N "$1" --listen 127.0.0.1:0 --run-dir "$T/tidal-run" \
+		--ckpt-dir "$T/ckpt/$1" --heartbeat 1 >>"$T/log/tidald-$1.log" 2>&1 &
+	echo $! >"$T/run/tidald-$1.pid"
+	disown
+}
+agents_up() { # every node's agent registered and UP
+	[ "$("$TIDALCTL" -o show nodes 2>/dev/null | grep -c 'Agent=UP')" -eq \
+		"$(echo $NODES | wc -w)" ]
+}
+start_agents() { # a tidald on every node; RET 0 once all are UP
+	local n
+	for n in $NODES; do start_tidald "$n"; done
+	wait_for 30 agents_up
+}
+
+# fetch_on NODE JOB: NODE's tidald's reply to "fetch" (python3 speaks the
+# local socket's JSON line).
+fetch_on() {
+	python3 - "$T/tidal-run/$1/tidald.sock" "$2" <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(60)
+s.connect(sys.argv[1])
+s.sendall(json.dumps({"v": 1, "op": "fetch", "job": int(sys.argv[2])}).encode() + b"\n")
+print(s.makefile().readline().strip())
+PY
+}

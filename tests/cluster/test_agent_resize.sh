@@ -21,27 +21,14 @@
 # GPL-2.0-or-later.
 . "$(dirname "$0")/lib.sh"
 GPUS_PER_NODE=4
-for b in tidald tidal-launch tidal-train; do
-	[ -x "${BUILD_ABS:-/nonexistent}/$b" ] || {
-		echo "$TEST_NAME: skipped: $BUILD/$b not built"
-		echo "$TEST_NAME: 0 passed, 0 failed"; exit 0; }
-done
+skip_unless_node_side
 cluster_up "Policy=elastic-edf
 CycleInterval=1
 ResizeSignal=none
 CheckpointTimeout=120
 RejectAction=cancel"
 
-declare -A APID
-start_tidald() { # start_tidald NODE
-	"$BUILD_ABS/tidald" -D -N "$1" --listen 127.0.0.1:0 --run-dir "$T/tidal-run" \
-		--ckpt-dir "$T/ckpt/$1" --heartbeat 1 >>"$T/log/tidald-$1.log" 2>&1 &
-	APID[$1]=$!
-	disown
-}
-for n in $NODES; do start_tidald "$n"; done
-agents_up() { [ "$("$TIDALCTL" -o show nodes 2>/dev/null | grep -c 'Agent=UP')" -eq 4 ]; }
-check "4 agents up" wait_for 30 agents_up
+check "4 agents up" start_agents
 
 gpus_of() { "$TIDALCTL" -o show job "$1" 2>/dev/null | grep -o 'AllocGPUs=[0-9]*' | cut -d= -f2; }
 has_gpus() { [ "$(job_state "$1")" = RUNNING ] && [ "$(gpus_of "$1")" = "$2" ]; }
@@ -71,7 +58,7 @@ check "the plugin counts E's remaining work from the agent's reports" \
 
 # tidald is not in the job's path: killed and restarted, it finds E's
 # launcher again by its socket and reports it.
-kill -9 "${APID[n4]}"
+kill -9 "$(cat "$T/run/tidald-n4.pid")"
 start_tidald n4
 reregistered() { [ "$(grep -c 'registered with sched/tidal' "$T/log/tidald-n4.log")" -ge 2 ]; }
 check "tidald n4 killed -9 and restarted: registered again" wait_for 15 reregistered
@@ -107,16 +94,6 @@ grep -E "checkpoint_stop|tidald checkpointed|requeued|running again" "$log" | se
 
 # Restart elsewhere: n1's tidald asks the plugin (ckpt_where) and copies
 # E's newest checkpoint from n4's tidald, verifying it.
-fetch_on() { # fetch_on NODE JOB: the tidald's reply
-	python3 - "$T/tidal-run/$1/tidald.sock" "$2" <<'PY'
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(60)
-s.connect(sys.argv[1])
-s.sendall(json.dumps({"v": 1, "op": "fetch", "job": int(sys.argv[2])}).encode() + b"\n")
-print(s.makefile().readline().strip())
-PY
-}
 if command -v python3 >/dev/null; then
 	reply=$(fetch_on n1 "$e")
 	echo "   $reply"

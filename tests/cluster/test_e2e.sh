@@ -28,24 +28,14 @@
 GPUS_PER_NODE=4
 CKI=100      # checkpoint interval, steps
 ITERS=3000   # E's length (about 30 s at 2 ranks here)
-for b in tidald tidal-launch tidal-train; do
-	[ -x "${BUILD_ABS:-/nonexistent}/$b" ] || {
-		echo "$TEST_NAME: skipped: $BUILD/$b not built"
-		echo "$TEST_NAME: 0 passed, 0 failed"; exit 0; }
-done
+skip_unless_node_side
 cluster_up "Policy=elastic-edf
 CycleInterval=1
 ResizeSignal=none
 CheckpointTimeout=120
 RejectAction=cancel"
 
-for n in $NODES; do
-	"$BUILD_ABS/tidald" -D -N "$n" --listen 127.0.0.1:0 --run-dir "$T/tidal-run" \
-		--ckpt-dir "$T/ckpt/$n" --heartbeat 1 >>"$T/log/tidald-$n.log" 2>&1 &
-	disown
-done
-agents_up() { [ "$("$TIDALCTL" -o show nodes 2>/dev/null | grep -c 'Agent=UP')" -eq 4 ]; }
-check "4 agents up" wait_for 30 agents_up
+check "4 agents up" start_agents
 
 gpus_of() { "$TIDALCTL" -o show job "$1" 2>/dev/null | grep -o 'AllocGPUs=[0-9]*' | cut -d= -f2; }
 has_gpus() { [ "$(job_state "$1")" = RUNNING ] && [ "$(gpus_of "$1")" = "$2" ]; }

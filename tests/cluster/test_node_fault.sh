@@ -24,11 +24,7 @@
 # GPL-2.0-or-later.
 . "$(dirname "$0")/lib.sh"
 GPUS_PER_NODE=4
-for b in tidald tidal-launch tidal-train; do
-	[ -x "${BUILD_ABS:-/nonexistent}/$b" ] || {
-		echo "$TEST_NAME: skipped: $BUILD/$b not built"
-		echo "$TEST_NAME: 0 passed, 0 failed"; exit 0; }
-done
+skip_unless_node_side
 command -v python3 >/dev/null || {
 	echo "$TEST_NAME: skipped: python3 not installed (tidald requests)"
 	echo "$TEST_NAME: 0 passed, 0 failed"; exit 0; }
@@ -38,14 +34,7 @@ ResizeSignal=none
 CheckpointTimeout=120
 RejectAction=cancel"
 
-for n in $NODES; do
-	"$BUILD_ABS/tidald" -D -N "$n" --listen 127.0.0.1:0 --run-dir "$T/tidal-run" \
-		--ckpt-dir "$T/ckpt/$n" --heartbeat 1 >>"$T/log/tidald-$n.log" 2>&1 &
-	echo $! >"$T/run/tidald-$n.pid"
-	disown
-done
-agents_up() { [ "$("$TIDALCTL" -o show nodes 2>/dev/null | grep -c 'Agent=UP')" -eq 4 ]; }
-check "4 agents up" wait_for 30 agents_up
+check "4 agents up" start_agents
 gpus_of() { "$TIDALCTL" -o show job "$1" 2>/dev/null | grep -o 'AllocGPUs=[0-9]*' | cut -d= -f2; }
 has_gpus() { [ "$(job_state "$1")" = RUNNING ] && [ "$(gpus_of "$1")" = "$2" ]; }
 newest_done() { # newest_done NODE JOB: the step of its newest .done, or 0
@@ -53,16 +42,6 @@ newest_done() { # newest_done NODE JOB: the step of its newest .done, or 0
 	f=$(ls "$T/ckpt/$1/$2"/ckpt-*.done 2>/dev/null | tail -1)
 	f=${f##*/ckpt-}; f=${f%.done}
 	echo $((10#${f:-0}))
-}
-fetch_on() { # fetch_on NODE JOB: the tidald's reply
-	python3 - "$T/tidal-run/$1/tidald.sock" "$2" <<'PY'
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(60)
-s.connect(sys.argv[1])
-s.sendall(json.dumps({"v": 1, "op": "fetch", "job": int(sys.argv[2])}).encode() + b"\n")
-print(s.makefile().readline().strip())
-PY
 }
 
 ra=$(submit -w n1 -N1 --gpus-per-node=4 --wrap 'sleep 600')
