@@ -19,9 +19,13 @@ namespace {
 
 const char kUsage[] =
 	"usage: tidal-launch [options] -- TRAINER [ARGS...]\n"
+	"       tidal-launch --srun [options] -- TRAINER [ARGS...]\n"
 	"\n"
 	"Runs one TRAINER process per local GPU inside a Slurm job step and\n"
 	"restarts them all from the newest checkpoint when one fails.\n"
+	"With --srun (first), in the batch script: srun one launcher per node\n"
+	"with all the job holds there (srun --whole), whatever size the job\n"
+	"was submitted at (sbatch's stale SLURM_GPUS_PER_NODE etc. unset).\n"
 	"\n"
 	"  -J, --job ID            job id (default $SLURM_JOB_ID)\n"
 	"  -N, --node NAME         node name (default $SLURMD_NODENAME, else\n"

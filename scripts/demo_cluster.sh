@@ -43,15 +43,12 @@ RejectAction=hold"
 
 start_agents || say "not every tidald registered: a resize there requeues after CheckpointTimeout"
 
-# One launcher per node, with the GPUs this run of the job holds (after a
-# resize sbatch's SLURM_NTASKS and SLURM_GPUS_PER_NODE are still the
-# submission's); $1 = iterations.
+# One launcher per node with the GPUs this run of the job holds
+# (tidal-launch --srun); $1 = iterations.
 cat >"$T/out/train.sh" <<EOF
 #!/bin/bash
 export TIDAL_RUN_DIR="$T/tidal-run"
-srun --ntasks=\$SLURM_JOB_NUM_NODES --ntasks-per-node=1 \\
-	--gpus-per-node=\$SLURM_GPUS_ON_NODE \\
-	"$BUILD_ABS/tidal-launch" -- "$BUILD_ABS/tidal-train" --hidden 64 \\
+"$BUILD_ABS/tidal-launch" --srun -- "$BUILD_ABS/tidal-train" --hidden 64 \\
 	--iters \$1 --ckpt-every 500 --log-every 500 \\
 	--profile "$PWD/conf/throughput-demo.csv" --profile-model demo
 EOF

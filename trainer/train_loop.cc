@@ -137,6 +137,32 @@ uint64_t Loop::share_start(int r) const
 	return s;
 }
 
+/* Iterations/s of ROW at WORLD GPUs: the cell itself, or for a world size
+ * between two measured columns (an elastic policy may give 7 GPUs where
+ * the table lists 4 and 8) the straight line between them; NaN outside
+ * the measured range or without a row. */
+static double paced_throughput(const ThroughputRow *row, int world)
+{
+	if (!row)
+		return NAN;
+	double exact = row->at(world);
+	if (std::isfinite(exact))
+		return exact;
+	int lo = 0, hi = 0;
+	for (int g : row->gpus) {
+		if (!std::isfinite(row->at(g)))
+			continue;
+		if (g < world)
+			lo = g;
+		else if (g > world && !hi)
+			hi = g;
+	}
+	if (!lo || !hi)
+		return NAN;
+	double a = row->at(lo), b = row->at(hi);
+	return a + (b - a) * (world - lo) / (hi - lo);
+}
+
 bool Loop::setup(std::string &err)
 {
 	if (!o_.profile.empty()) {
@@ -147,8 +173,9 @@ bool Loop::setup(std::string &err)
 		if (!f)
 			err = o_.profile + ": cannot read";
 		else if (t.parse_csv(o_.profile_model, o_.profile, text.str(), &err)) {
-			double tput = t.lookup(o_.profile_model,
-					       (int)o_.global_batch, e_.world);
+			double tput = paced_throughput(
+				t.row(o_.profile_model, (int)o_.global_batch),
+				e_.world);
 			if (std::isfinite(tput) && tput > 0)
 				iter_s_ = 1.0 / tput;
 			else
@@ -156,7 +183,7 @@ bool Loop::setup(std::string &err)
 				      "' has no throughput for global batch " +
 				      std::to_string(o_.global_batch) + " at " +
 				      std::to_string(e_.world) +
-				      " GPUs (need a row with that batch and a column with that count)";
+				      " GPUs (need a row with that batch and columns at or around that count)";
 		}
 		if (!err.empty())
 			return false;
