@@ -8,11 +8,12 @@
  */
 #include "trainer/comm.h"
 
+#include <chrono>
 #include <map>
 #include <stdexcept>
+#include <thread>
 
 #include <gloo/allreduce_ring.h>
-#include <gloo/barrier_all_to_all.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/rendezvous/store.h>
@@ -63,10 +64,30 @@ public:
 		algo->run();
 	}
 
-	/* All-to-all: once a rank has every peer's message, no peer will
-	 * send to it again, so it may close; its own messages are already
-	 * in the peers' socket buffers. */
-	void finish() override { gloo::BarrierAllToAll(ctx).run(); }
+	/* Through the store, not Gloo: a Gloo barrier returns before its
+	 * own sends have left the process, so a rank could still exit with
+	 * a peer waiting on them.  Every rank here has returned from its
+	 * last all-reduce (whose sends it waited for), so none will touch a
+	 * connection again. */
+	void finish() override
+	{
+		std::string key = prefix + "/finished";
+		client.add(key, 1);
+		auto give_up = std::chrono::steady_clock::now() + timeout;
+		while (client.add(key, 0) < world) {
+			if (std::chrono::steady_clock::now() > give_up)
+				throw std::runtime_error(
+					"not every rank reached the end within " +
+					std::to_string(timeout.count()) + " s (store key " +
+					key + ")");
+			std::this_thread::sleep_for(std::chrono::milliseconds(5));
+		}
+	}
+
+	store::Client client; /* rendezvous, then the end-of-run barrier */
+	std::string prefix;
+	int world = 1;
+	std::chrono::seconds timeout{120};
 
 private:
 	std::map<std::pair<float *, size_t>,
@@ -86,18 +107,21 @@ std::unique_ptr<Comm> make_gloo_comm(int rank, int world,
 				     const std::string &prefix, int timeout_s,
 				     std::string &err)
 {
-	store::Client client;
+	auto comm = std::make_unique<GlooComm>();
+	store::Client &client = comm->client;
 	auto timeout = std::chrono::seconds(timeout_s);
 	if (!client.connect(store_addr, timeout, err))
 		return nullptr;
 	client.set_timeout(timeout);
+	comm->prefix = prefix;
+	comm->world = world;
+	comm->timeout = timeout;
 	try {
 		GlooStore gs(client);
 		gloo::rendezvous::PrefixStore ps(prefix, gs);
 		gloo::transport::tcp::attr attr;
 		attr.hostname = client.local_ip();
 		auto dev = gloo::transport::tcp::CreateDevice(attr);
-		auto comm = std::make_unique<GlooComm>();
 		comm->ctx = std::make_shared<gloo::rendezvous::Context>(rank,
 									world);
 		comm->ctx->setTimeout(timeout);
