@@ -111,6 +111,18 @@ it=$(jq -r 'select(.ev=="step") | .it_s' "$W/s.0" | tail -3 | head -1)
 check "profile mode: 2 ranks run at the table's 20 it/s (got $it)" \
 	awk -v x="$it" 'BEGIN { exit !(x > 12 && x <= 20.6) }'
 
+# World 3 lies between the table's 2 (20 it/s) and 4 (15 it/s): the
+# straight line gives 17.5; world 5 is past the last column: an error.
+# (The SIGUSR2 run above counted GEN in a subshell: skip its prefix.)
+GEN=$((GEN + 1))
+run 3 "$W/p3" "$W/ckp3" "" --iters 40 --log-every 10 --profile "$W/tput.csv" --profile-model m
+it=$(jq -r 'select(.ev=="step") | .it_s' "$W/p3.0" | tail -1)
+check "profile mode: 3 ranks run at the interpolated 17.5 it/s (got $it)" \
+	awk -v x="$it" 'BEGIN { exit !(x > 10 && x <= 18.1) }'
+run 5 "$W/p5" "$W/ckp5" "" --iters 40 --profile "$W/tput.csv" --profile-model m
+check "profile mode: 5 GPUs, past the table, is an error naming the count" \
+	grep -q "no throughput for global batch 30 at 5 GPUs" "$W/p5.0.err"
+
 # --- corrupt newest -> previous one, with a warning
 run 1 "$W/e" "$W/cke" "" --iters 40 --ckpt-every 10
 newest=$W/cke/ckpt-000000000040.tck
