@@ -66,10 +66,12 @@ ifeq ($(HAVE_LIBSLURM),1)
 PLUGIN_TARGETS += $(BUILD)/spank_tidal.so
 endif
 
-# ---- tidalctl: json-c and libmunge only.
-$(BUILD)/tidalctl: plugin/ctl/tidalctl.cc
+# ---- tidalctl: json-c, libmunge and the wire code it shares with tidald
+# (nodeagent/wire.cc: configuration, MUNGE credential, TCP connect).
+$(BUILD)/tidalctl: plugin/ctl/tidalctl.cc $(BUILD)/obj/nodeagent/wire.o
 	@mkdir -p $(dir $@)
-	$(CXX) $(TIDAL_CXXFLAGS) $(MUNGE_CFLAGS) -o $@ $< $(TIDAL_LDFLAGS) \
+	$(CXX) $(TIDAL_CXXFLAGS) $(MUNGE_CFLAGS) -o $@ $< \
+		$(BUILD)/obj/nodeagent/wire.o $(TIDAL_LDFLAGS) \
 		$(JSONC_LIBS) $(MUNGE_LIBS)
 
 ifeq ($(HAVE_MUNGE),1)

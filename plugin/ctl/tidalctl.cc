@@ -14,26 +14,19 @@
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #include <json.h>
-#include <munge.h>
-#include <netdb.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "nodeagent/wire.h"
+
 namespace {
 
-struct Config {
-	std::string host = "localhost";
-	std::string port = "6829";
-	std::string munge_socket;
-};
+constexpr int kConnectTimeoutMs = 10000;
 
 [[noreturn]] void die(const std::string &msg)
 {
@@ -41,99 +34,21 @@ struct Config {
 	std::exit(1);
 }
 
-/* Value of KEY= in FILE (case-insensitive key; the last one wins, as in
- * the plugin, unless FIRST), or "". */
-std::string conf_value(const std::string &file, const std::string &key,
-		       bool first = false)
+/* Send REQUEST with a MUNGE credential to the plugin (where slurm.conf and
+ * tidal.conf say it listens: nodeagent/wire.h, shared with tidald) and
+ * read its whole reply (a long `show jobs` may be megabytes). */
+std::string exchange(const std::string &request)
 {
-	std::ifstream in(file);
-	std::string line, word, found;
-	while (std::getline(in, line)) {
-		line = line.substr(0, line.find('#'));
-		std::istringstream ws(line);
-		while (ws >> word) {
-			size_t eq = word.find('=');
-			if (eq == std::string::npos ||
-			    strcasecmp(word.substr(0, eq).c_str(), key.c_str()))
-				continue;
-			found = word.substr(eq + 1);
-			if (first)
-				return found;
-		}
-	}
-	return found;
-}
-
-Config read_config()
-{
-	Config c;
-	const char *env = std::getenv("SLURM_CONF");
-	std::string slurm = env ? env : "/etc/slurm/slurm.conf";
-	std::string dir = slurm.substr(0, slurm.rfind('/') + 1);
-	std::string tidal = dir + "tidal.conf";
-	/* The first SlurmctldHost is the primary controller. */
-	std::string h = conf_value(slurm, "SlurmctldHost", true);
-	if (h.empty())
-		h = conf_value(slurm, "ControlMachine");
-	size_t lp = h.find('(');
-	if (lp != std::string::npos) /* name(addr) */
-		h = h.substr(lp + 1, h.find(')') - lp - 1);
-	if (!h.empty())
-		c.host = h;
-	std::string v;
-	if (!(v = conf_value(tidal, "CtlHost")).empty())
-		c.host = v;
-	if (!(v = conf_value(tidal, "CtlPort")).empty())
-		c.port = v;
-	std::string auth = conf_value(slurm, "AuthInfo");
-	size_t s = auth.find("socket=");
-	if (s != std::string::npos)
-		c.munge_socket = auth.substr(s + 7, auth.find(',', s) - s - 7);
-	return c;
-}
-
-std::string credential(const Config &c)
-{
-	munge_ctx_t ctx = munge_ctx_create();
-	if (!ctx)
-		die("cannot create a MUNGE context");
-	if (!c.munge_socket.empty())
-		munge_ctx_set(ctx, MUNGE_OPT_SOCKET, c.munge_socket.c_str());
-	char *cred = nullptr;
-	munge_err_t e = munge_encode(&cred, ctx, nullptr, 0);
-	if (e != EMUNGE_SUCCESS)
-		die(std::string("MUNGE: ") + munge_strerror(e) +
-		    "\nHINT: is munged running (socket " +
-		    (c.munge_socket.empty() ? "default" : c.munge_socket) + ")?");
-	std::string s = cred;
-	std::free(cred);
-	munge_ctx_destroy(ctx);
-	return s;
-}
-
-std::string exchange(const Config &c, const std::string &request)
-{
-	addrinfo hints{}, *res = nullptr;
-	hints.ai_socktype = SOCK_STREAM;
-	int rc = getaddrinfo(c.host.c_str(), c.port.c_str(), &hints, &res);
-	if (rc)
-		die("cannot resolve " + c.host + ": " + gai_strerror(rc));
-	int fd = -1;
-	for (addrinfo *a = res; a && fd < 0; a = a->ai_next) {
-		fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-		if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen)) {
-			close(fd);
-			fd = -1;
-		}
-	}
-	freeaddrinfo(res);
+	tidal::wire::SlurmSide c = tidal::wire::read_slurm_side();
+	std::string cred, err;
+	if (!tidal::wire::munge_credential(c.munge_socket, &cred, &err))
+		die(err);
+	int fd = tidal::wire::tcp_connect(c.plugin, kConnectTimeoutMs, &err);
 	if (fd < 0)
-		die("cannot connect to sched/tidal at " + c.host + ":" + c.port +
-		    ": " + std::strerror(errno) +
+		die("sched/tidal: " + err +
 		    "\nHINT: is SchedulerType=sched/tidal loaded, and CtlPort "
 		    "in tidal.conf the same here and there?");
-	std::string out = credential(c) + "\n" + request + "\n";
-	if (write(fd, out.data(), out.size()) != (ssize_t)out.size())
+	if (!tidal::wire::write_all(fd, cred + "\n" + request + "\n"))
 		die("write to sched/tidal failed");
 	std::string reply;
 	char buf[65536];
@@ -244,7 +159,7 @@ int main(int argc, char **argv)
 	std::string request = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
 	json_object_put(req);
 
-	std::string reply = exchange(read_config(), request);
+	std::string reply = exchange(request);
 	json_object *r = json_tokener_parse(reply.c_str());
 	json_object *ok, *err, *records;
 	if (!r || !json_object_object_get_ex(r, "ok", &ok))
