@@ -27,6 +27,10 @@ ifeq ($(SAN),1)
 BUILD ?= build-san
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
+# Leaks inside hwloc's plugins are hwloc's (tests/lsan.supp); full stacks
+# so that the suppression can see libhwloc.so in them.
+export ASAN_OPTIONS ?= fast_unwind_on_malloc=0
+export LSAN_OPTIONS ?= suppressions=$(CURDIR)/tests/lsan.supp
 else
 BUILD ?= build
 SANFLAGS :=
