@@ -6,8 +6,8 @@
 # runs ./configure, which writes config.mk.
 #
 #   make            build everything the machine can build
-#   make check      every test tier (check-unit check-sim check-fuzz
-#                   check-emu check-cluster)
+#   make check      every test tier (check-emu check-cluster check-node
+#                   check-unit check-fuzz check-sim)
 #   make bench      benchmarks, printed as tables
 #   make demo       the main job: see README.md
 #   make install    DESTDIR-aware install
@@ -47,7 +47,7 @@ TIDAL_CXXFLAGS += -DTIDAL_HAVE_GLPK $(GLPK_CFLAGS)
 .PHONY: all check check-unit check-sim check-fuzz check-emu check-cluster \
 	bench demo install deps clean distclean help fuzz check-build
 
-all: $(BUILD)/tidal-sim node
+all: $(BUILD)/tidal-sim plugin node
 
 # ---------------------------------------------------------------- configure
 
