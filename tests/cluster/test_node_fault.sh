@@ -114,10 +114,14 @@ scontrol update JobId="$e" StartTime=now
 scancel "$ra"
 on_n1() { is_state "$e" RUNNING && [ "$(job_nodes "$e")" = n1 ]; }
 check "Ra ends: E runs again, on n1" wait_for 90 on_n1
-older() { grep -q "ranks 0-[0-9] here, resuming from step $copy " "$out"; }
+# n1's launcher lines (E's first resume, on n3, resumed from the same step).
+older() { grep -q "^tidal-launch\[n1\] .* here, resuming from step $copy " "$out"; }
 check "... from n1's older copy (step $copy)" wait_for 60 older
-check "... and its log says the newest (step $known on $home) was out of reach" \
+said_why() {
 	grep -q "warning: tidald: job $e's newest checkpoint (step $known on $home) is out of reach (.*): using the older step $copy on n1" "$out"
+}
+check "... and its log says the newest (step $known on $home) was out of reach" \
+	wait_for 10 said_why
 grep -E "generation|resum|fetch|warning|SIG|fail" "$out" | tail -n 20 | sed 's/^/   /'
 scancel "$e" "$rb" "$r2" "$d"
 finish
