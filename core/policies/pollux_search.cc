@@ -157,6 +157,8 @@ struct Search {
 	void take(int j, int n, const Row &r, const std::vector<int> &freecap,
 		  Eviction &ev, Move &best);
 	bool evict(int j, int n, int d, Eviction &e);
+	bool owners_leave(int j, const Row &r,
+			  const std::vector<std::pair<int, Row>> &victims) const;
 	bool improve(int j);
 	double unkept(int j, int r, bool m) const
 	{
@@ -242,6 +244,26 @@ void Search::spread_moves(int j, const std::vector<int> &freecap, Move &best)
 	}
 }
 
+/* A multi-node row R for job J: the owners of its nodes must be J or be
+ * among VICTIMS, leaving those nodes (not keeping a multi-node row that
+ * still uses them).  A single-node row is never blocked. */
+bool Search::owners_leave(int j, const Row &r,
+			  const std::vector<std::pair<int, Row>> &victims) const
+{
+	if (!multi(r))
+		return true;
+	for (int m = 0; m < N; m++) {
+		if (!r[m] || owner[m] < 0 || owner[m] == j)
+			continue;
+		auto it = std::find_if(victims.begin(), victims.end(),
+				       [&](auto &v) { return v.first == owner[m]; });
+		if (it == victims.end() ||
+		    (it->second[m] > 0 && multi(it->second)))
+			return false;
+	}
+	return true;
+}
+
 /* Row R for job J needs more on node N than is free: take the missing
  * GPUs one at a time from the job on N whose term grows least. */
 /* Extend E, the greedy eviction sequence on node N (each step takes one
@@ -302,17 +324,8 @@ void Search::take(int j, int n, const Row &r, const std::vector<int> &freecap,
 		return;
 	const std::vector<std::pair<int, Row>> &victims = ev.victims[deficit];
 	double extra = ev.cost[deficit];
-	if (multi(r)) /* the owners of J's nodes must be J or leave */
-		for (int m = 0; m < N; m++) {
-			if (!r[m] || owner[m] < 0 || owner[m] == j)
-				continue;
-			auto it = std::find_if(
-				victims.begin(), victims.end(),
-				[&](auto &v) { return v.first == owner[m]; });
-			if (it == victims.end() ||
-			    (it->second[m] > 0 && multi(it->second)))
-				return;
-		}
+	if (!owners_leave(j, r, victims))
+		return;
 	if (value(j, r) - val[j] + extra < best.delta)
 		consider(best, j, r, extra, &victims);
 	else if (value(j, r) < val[j])
@@ -409,17 +422,8 @@ void Search::restore(int j, const std::vector<int> &freecap, Move &best)
 	double extra = 0;
 	for (auto &[i, vr] : victims)
 		extra += value(i, vr) - val[i];
-	if (multi(base))
-		for (int m = 0; m < N; m++) {
-			if (!base[m] || owner[m] < 0 || owner[m] == j)
-				continue;
-			auto it = std::find_if(
-				victims.begin(), victims.end(),
-				[&](auto &v) { return v.first == owner[m]; });
-			if (it == victims.end() ||
-			    (it->second[m] > 0 && multi(it->second)))
-				return;
-		}
+	if (!owners_leave(j, base, victims))
+		return;
 	if (value(j, base) - val[j] + extra < best.delta)
 		consider(best, j, base, extra, &victims);
 	else
