@@ -7,25 +7,8 @@
 # table.  Without a usable GPU (CI, or built without CUDA) every check is
 # skipped with the reason.
 set -uo pipefail
-BUILD=${BUILD:-build}
-T=$BUILD/tidal-train
 NAME=test_gpu
-PASSED=0 FAILED=0
-ok() { PASSED=$((PASSED + 1)); echo "ok   - $*"; }
-bad() { FAILED=$((FAILED + 1)); echo "FAIL - $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
-finish() { echo "$NAME: $PASSED passed, $FAILED failed"; [ "$FAILED" -eq 0 ]; exit $?; }
-
-if [ ! -x "$T" ]; then
-	echo "skip - $T is not built (needs libgloo-dev)"
-	finish
-fi
-command -v jq >/dev/null || { echo "skip - jq is not installed"; finish; }
-
-W=$(mktemp -d /tmp/tidal-gpu-test.XXXXXX)
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$W"; }
-trap cleanup EXIT
+. "$(dirname "$0")/lib.sh"
 
 # Does a GPU train here?  The start event says which backend was picked;
 # the one stderr line says why not.
