@@ -132,6 +132,11 @@ ctl() { # ctl JOB NODE OP
 rank_pid() { # rank_pid JOB NODE RANK
 	ctl "$1" "$2" status | grep -o "\"rank\":$3,\"pid\":[0-9]*" | sed 's/.*://'
 }
+# Wait until JOB's trainers run on both nodes: "running" is also the
+# state of generation 0 before its ranks are spawned.
+ranks_up() { # ranks_up SECONDS JOB
+	wait_for "$1" eval "[ -n \"\$(rank_pid $2 a 0)\" ] && [ -n \"\$(rank_pid $2 b 1)\" ]"
+}
 # Loss of the first and the last step line in LOG.
 first_loss() { grep -m1 -o ' loss [0-9.]*' "$1" | awk '{print $2}'; }
 last_loss() { grep -o ' loss [0-9.]*' "$1" | tail -1 | awk '{print $2}'; }
@@ -207,7 +212,7 @@ check "corrupt newest: completes (exits $ra, $rb)" test "$ra$rb" = 00
 XML=$(cd "$(dirname "$0")" && pwd)/data/dgx-8gpu.xml
 unset CUDA_VISIBLE_DEVICES NCCL_IB_HCA
 start_job 4 100000 --topology-xml "$XML"
-wait_for 30 eval "ctl 4 a status | grep -q '\"state\":\"running\"'"
+ranks_up 30 4
 p0=$(rank_pid 4 a 0)
 cpus=$(awk '/^Cpus_allowed_list/ {print $2}' "/proc/$p0/status")
 check "binding: rank 0 bound to GPU 0's CPUs (0-15,32-47) here: $cpus, HCA mlx5_1" eval \
@@ -249,7 +254,7 @@ check "checkpoint_stop, then SIGTERM: both exit 0 ($ra, $rb)" test "$ra$rb" = 00
 
 # ---- 5. checkpoint_stop without SIGTERM: resume after --stop-grace
 start_job 5 3000 --stop-grace 1
-wait_for 30 eval "ctl 5 a status | grep -q '\"state\":\"running\"'"
+ranks_up 30 5
 ctl 5 a checkpoint_stop >/dev/null
 both_exit 60; ra=$RA; rb=$RB
 check "stop-grace: resumed without spending a restart, completed (exits $ra, $rb)" eval \
