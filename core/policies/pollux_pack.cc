@@ -68,8 +68,11 @@ struct Packer {
 		freec[at] -= r;
 		return true;
 	}
-	/* Most free first, at least two nodes, at most 16. */
-	bool place_multi(int j, int r)
+	/* At least two nodes, at most 16.  Greedy: most free first.
+	 * Otherwise whole free nodes while the rest needs a node's worth,
+	 * then the rest on the node it fits best, so what is left over
+	 * stays in one piece for the jobs still to come. */
+	bool place_multi(int j, int r, bool greedy)
 	{
 		std::vector<int> nodes;
 		for (int n = 0; n < N; n++)
@@ -79,20 +82,39 @@ struct Packer {
 			return freec[a] > freec[b];
 		});
 		int left = r, used = 0;
-		for (size_t i = 0; i < nodes.size() && left > 0 && used < 16;
-		     i++) {
-			int n = nodes[i];
-			/* leave one replica for a second node */
-			int take = std::min(freec[n], used ? left : left - 1);
+		auto put = [&](int n, int take) {
 			S[(size_t)j * N + n] = take;
 			freec[n] -= take;
 			owned[n] = 1;
 			left -= take;
 			used++;
+		};
+		size_t i = 0;
+		if (!greedy) {
+			for (; i < nodes.size() && used < 15 &&
+			       freec[nodes[i]] <= left - (used ? 0 : 1);
+			     i++)
+				put(nodes[i], freec[nodes[i]]);
+			int fit = -1;
+			for (size_t k = i; k < nodes.size() && left > 0; k++)
+				if (freec[nodes[k]] >= left &&
+				    (fit < 0 || freec[nodes[k]] < freec[fit]))
+					fit = nodes[k];
+			if (fit >= 0 && used >= 1) {
+				put(fit, left);
+				return true;
+			}
+		}
+		for (; i < nodes.size() && left > 0 && used < 16; i++) {
+			int n = nodes[i];
+			if (S[(size_t)j * N + n])
+				continue;
+			/* leave one replica for a second node */
+			put(n, std::min(freec[n], used ? left : left - 1));
 		}
 		return left == 0 && used >= 2;
 	}
-	bool pack(bool multi_first)
+	bool pack(bool multi_first, bool greedy)
 	{
 		if (!place_kept())
 			return false;
@@ -109,7 +131,7 @@ struct Packer {
 					continue;
 				if (s.replicas > p.max_replicas(j))
 					return false;
-				if (!(multi ? place_multi(j, s.replicas)
+				if (!(multi ? place_multi(j, s.replicas, greedy)
 					    : place_single(j, s.replicas)))
 					return false;
 			}
@@ -126,11 +148,13 @@ bool pollux_pack(const PolluxProblem &problem,
 {
 	Packer pk{ problem, shapes, problem.jobs(), problem.nodes(), {}, {},
 		   {} };
-	for (bool multi_first : { false, true })
-		if (pk.pack(multi_first) && problem.feasible(pk.S.data())) {
-			state = std::move(pk.S);
-			return true;
-		}
+	for (bool greedy : { true, false })
+		for (bool multi_first : { false, true })
+			if (pk.pack(multi_first, greedy) &&
+			    problem.feasible(pk.S.data())) {
+				state = std::move(pk.S);
+				return true;
+			}
 	return false;
 }
 

@@ -63,11 +63,35 @@ static void test_pack_distributed(void **state)
 	assert_true(x == want);
 }
 
+/* Six nodes of 4, job 0 kept on node 5 (1 GPU): 23 free GPUs for a
+ * distributed job of 14, one of 8 and a single GPU, exactly.  Most free
+ * first leaves 2 on a fourth node for the 14 and then too little for the
+ * 8 whichever goes first; whole nodes first, the rest where it fits best
+ * (node 5), leaves two whole nodes for the 8. */
+static void test_pack_whole_nodes(void **state)
+{
+	(void)state;
+	std::vector<int> base(4 * 6, 0);
+	base[5] = 1;
+	PolluxProblem p({ job(1), job(16), job(8), job(1) },
+			{ 4, 4, 4, 4, 4, 4 }, base);
+	std::vector<PolluxShape> s = { { true, 1, false },
+				       { false, 14, true },
+				       { false, 8, true },
+				       { false, 1, false } };
+	std::vector<int> x;
+	assert_true(pollux_pack(p, s, x));
+	std::vector<int> want = { 0, 0, 0, 0, 0, 1, 4, 4, 4, 0, 0, 2,
+				  0, 0, 0, 4, 4, 0, 0, 0, 0, 0, 0, 1 };
+	assert_true(x == want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pack_layout),
 		cmocka_unit_test(test_pack_distributed),
+		cmocka_unit_test(test_pack_whole_nodes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
