@@ -38,6 +38,12 @@ PolluxPolicy::PolluxPolicy(const Params &params, std::uint64_t seed)
 		(int)params.get_long("Pollux.SearchKicks", 10, 0, 100000);
 	search_opt_.kick_jobs =
 		(int)params.get_long("Pollux.SearchKickJobs", 16, 0, 100000);
+	search_opt_.relax_k =
+		(int)params.get_long("Pollux.RelaxCandidates", 1000, 0, 10000000);
+	search_opt_.relax_starts =
+		(int)params.get_long("Pollux.RelaxStarts", 2, 0, 100000);
+	search_opt_.relax_jobs =
+		(int)params.get_long("Pollux.RelaxJobs", 64, 0, 100000);
 	search_opt_.seed = seed;
 }
 

@@ -27,7 +27,9 @@
  * Params: Pollux.Optimizer=hybrid|search|ga|best, Pollux.CompareGA,
  * Pollux.GaGenerations (100), Pollux.GaPopulation (100),
  * Pollux.HybridGenerations (10),
- * Pollux.SearchKicks (10), Pollux.SearchKickJobs (16).
+ * Pollux.SearchKicks (10), Pollux.SearchKickJobs (16),
+ * Pollux.RelaxCandidates (1000), Pollux.RelaxStarts (2),
+ * Pollux.RelaxJobs (64).
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */

@@ -6,6 +6,7 @@
 #include "core/policies/pollux_search.h"
 
 #include "core/policies/pollux_pack.h"
+#include "core/policies/pollux_relax.h"
 
 #include <algorithm>
 #include <cmath>
@@ -679,8 +680,27 @@ std::vector<int> pollux_search(const PolluxProblem &problem,
 		best = b;
 		fbest = fb;
 	}
-	/* a search costs about J^2: small problems get more kicks */
 	int J = std::max(problem.jobs(), 1);
+	if (J <= opt.relax_jobs) {
+		int started = 0;
+		RelaxEnum en(problem);
+		RelaxedShapes r;
+		for (int k = 0; k < opt.relax_k && started < opt.relax_starts &&
+				en.next(&r);
+		     k++) {
+			std::vector<int> x;
+			if (!pollux_pack(problem, r.shapes, x))
+				continue;
+			started++;
+			x = search(x);
+			double fx = problem.inverse_sum(x.data());
+			if (fx < fbest * (1 - 1e-12)) {
+				best = x;
+				fbest = fx;
+			}
+		}
+	}
+	/* a search costs about J^2: small problems get more kicks */
 	int kicks = J <= opt.kick_jobs
 			    ? opt.kicks * std::max(1, opt.kick_jobs / J)
 			    : 0;

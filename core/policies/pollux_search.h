@@ -17,9 +17,11 @@
  *   take        r replicas on node n (or the row plus some on n), taking
  *               the missing GPUs from the jobs on n that lose least.
  *
- * Runs from the current allocation and from the empty one; the better
- * result wins; then, for small problems, perturbs it (the GA's mutation)
- * and searches again a few times, keeping improvements.  Deterministic
+ * Runs from the current allocation, from the empty one and from the
+ * first layouts pollux_pack finds for the best solutions of the GPU-count
+ * relaxation (pollux_relax.h); the best result wins; then, for small
+ * problems, perturbs it (the GA's mutation) and searches again a few
+ * times, keeping improvements.  Deterministic
  * for a seed.  Every state visited satisfies the constraints, so repair
  * leaves the result unchanged.
  *
@@ -42,6 +44,12 @@ struct SearchOptions {
 	 * J jobs, kicks x max(1, kick_jobs / J) times. */
 	int kicks = 10;
 	int kick_jobs = 16;
+	/* For problems of at most relax_jobs jobs: search from the first
+	 * relax_starts of the relax_k best solutions of the GPU-count
+	 * relaxation (pollux_relax.h) that pollux_pack can lay out. */
+	int relax_k = 1000;
+	int relax_starts = 2;
+	int relax_jobs = 64;
 	std::uint64_t seed = 1;
 };
 
