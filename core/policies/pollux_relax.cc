@@ -208,6 +208,22 @@ bool RelaxEnum::next(RelaxedShapes *out)
 	return true;
 }
 
+long pollux_relax_edges(const PolluxProblem &p)
+{
+	int N = p.nodes(), total = 0, maxcap = 0;
+	for (int n = 0; n < N; n++) {
+		total += p.cap(n);
+		maxcap = std::max(maxcap, p.cap(n));
+	}
+	long options = 0;
+	for (int j = 0; j < p.jobs(); j++) {
+		int maxr = p.max_replicas(j);
+		options += 2 + std::min(maxr, maxcap) +
+			   std::max(0, std::min(maxr, total) - 1);
+	}
+	return options * (total + 1) + total + 1;
+}
+
 std::vector<RelaxedShapes> pollux_relax(const PolluxProblem &p, int k)
 {
 	RelaxEnum e(p);

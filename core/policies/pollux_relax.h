@@ -55,6 +55,10 @@ private:
 	int k_ = 0;
 };
 
+/* RET: the edges of RelaxEnum's graph for PROBLEM: what its first
+ * solution costs in time, and in memory (about 32 bytes each). */
+long pollux_relax_edges(const PolluxProblem &problem);
+
 /* RET: the first K solutions of RelaxEnum. */
 std::vector<RelaxedShapes> pollux_relax(const PolluxProblem &problem, int k);
 

@@ -681,7 +681,8 @@ std::vector<int> pollux_search(const PolluxProblem &problem,
 		fbest = fb;
 	}
 	int J = std::max(problem.jobs(), 1);
-	if (J <= opt.relax_jobs) {
+	if (J <= opt.relax_jobs &&
+	    pollux_relax_edges(problem) <= opt.relax_edges) {
 		int started = 0;
 		RelaxEnum en(problem);
 		RelaxedShapes r;

@@ -50,6 +50,11 @@ struct SearchOptions {
 	int relax_k = 1000;
 	int relax_starts = 2;
 	int relax_jobs = 64;
+	/* ... and whose relaxation graph has at most this many edges (its
+	 * first solution's time and memory grow with them, 32 bytes each:
+	 * 64 GPUs x 31 jobs is 140,000; 512 GPUs x 64 jobs of up to 64
+	 * replicas would be 2.4 M). */
+	long relax_edges = 1000000;
 	std::uint64_t seed = 1;
 };
 

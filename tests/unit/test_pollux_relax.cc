@@ -77,6 +77,10 @@ static void test_relax_all(void **state)
 		if (i)
 			assert_true(got[i] >= got[i - 1]);
 	}
+	/* the graph's edges, an upper bound: options per job (empty, kept,
+	 * single 1..2, distributed 2..max) 5 + 6 + 3, at 5 GPU counts each,
+	 * and 5 into the sink */
+	assert_int_equal(pollux_relax_edges(p), 14 * 5 + 5);
 	/* pollux_relax is the enumeration's head */
 	std::vector<RelaxedShapes> top = pollux_relax(p, 1);
 	assert_int_equal(top.size(), 1);
