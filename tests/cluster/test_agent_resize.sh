@@ -58,7 +58,10 @@ check "the plugin counts E's remaining work from the agent's reports" \
 
 # tidald is not in the job's path: killed and restarted, it finds E's
 # launcher again by its socket and reports it.
-kill -9 "$(cat "$T/run/tidald-n4.pid")"
+p4=$(cat "$T/run/tidald-n4.pid")
+kill -9 "$p4"
+# dead (a zombie at most) before the new one probes its socket
+wait_for 10 eval "! awk '\$3 != \"Z\" { f = 1 } END { exit !f }' /proc/$p4/stat 2>/dev/null"
 start_tidald n4
 reregistered() { [ "$(grep -c 'registered with sched/tidal' "$T/log/tidald-n4.log")" -ge 2 ]; }
 check "tidald n4 killed -9 and restarted: registered again" wait_for 15 reregistered

@@ -24,12 +24,14 @@ has_gpus() { [ "$(job_state "$1")" = RUNNING ] && [ "$(gpus_of "$1")" = "$2" ]; 
 log="$T/out/elastic.log"
 elastic_job="trap 'echo checkpoint >>$log' USR1
 echo \"start nodes=\$SLURM_JOB_NUM_NODES\" >>$log
-while :; do sleep 1; done"
+while :; do sleep 1 & wait \$!; done"
 
 r=$(submit -N2 --gpus-per-node=8 --wrap 'sleep 600')
 check "R ($r, 16 GPUs) starts" wait_state 30 "$r" RUNNING
 e=$(submit --elastic-gpus=8-32 --gpus=8 --wrap "$elastic_job")
 check "E ($e, elastic 8-32) starts at the 16 GPUs left" wait_for 40 has_gpus "$e" 16
+# its script must have set the USR1 trap before a resize signals it
+check "E's script runs on 2 nodes" wait_for 30 grep -q "start nodes=2" "$log"
 show_queue
 scancel "$r"
 check "E grows to 32 once R ends" wait_for 90 has_gpus "$e" 32
@@ -39,6 +41,8 @@ show_queue
 d=$(submit -N2 --gpus-per-node=8 --deadline=now+2hours -t 30 --wrap 'sleep 600')
 check "D ($d, 16 GPUs, deadline) starts" wait_state 90 "$d" RUNNING
 check "E shrinks to 16 beside D" wait_for 60 has_gpus "$e" 16
+# running in squeue comes before the batch script's first line
+wait_for 30 eval '[ "$(grep -c "^start" "$log")" -ge 3 ]'
 check "E started three times under one id (16, 32, 16 GPUs)" \
 	test "$(grep -c '^start' "$log")" -eq 3
 check "E saw two checkpoint signals" test "$(grep -c checkpoint "$log")" -eq 2

@@ -95,6 +95,14 @@ check "n1's tidald holds a copy of E's checkpoint (step ${copy:-none}, from $hom
 	grep -q '"ok":true' <<<"$r"
 newer() { [ "$(newest_done "$home" "$e")" -gt "${copy:-0}" ]; }
 check "E checkpoints on past it on $home" wait_for 60 newer
+# The plugin learns of checkpoints from heartbeats: wait until it knows
+# of one past the copy too, or the fetch below names the copy's step.
+plugin_newer() {
+	local s
+	s=$("$TIDALCTL" -o show job "$e" | sed -n "s/.*Checkpoint=step \([0-9]*\) on $home.*/\1/p")
+	[ "${s:-0}" -gt "${copy:-0}" ]
+}
+wait_for 30 plugin_newer
 n=$(kill_node "$home")
 scontrol update nodename="$home" state=down reason="killed by $TEST_NAME"
 newest=$(newest_done "$home" "$e")

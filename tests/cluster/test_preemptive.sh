@@ -17,7 +17,7 @@ f=$(submit -N4 --gpus-per-node=8 --wrap 'sleep 300')
 check "EDF: F ($f, 32 GPUs, no deadline) starts" wait_state 30 "$f" RUNNING
 d=$(submit -N1 --gpus-per-node=8 --deadline=now+2hours -t 30 --wrap 'sleep 300')
 check "EDF: D ($d, deadline) starts" wait_state 40 "$d" RUNNING
-check "EDF: F is requeued and waits" is_state "$f" PENDING
+check "EDF: F is requeued and waits" wait_state 30 "$f" PENDING
 check "EDF: F's Reason comes from Tidal" \
 	wait_for 20 reason_has "$f" "^Tidal.*edf: no deadline"
 show_queue
@@ -34,7 +34,7 @@ check "Tiresias: A ($a, 32 GPUs) starts" wait_state 30 "$a" RUNNING
 sleep 3 # A attains 32 GPU*s per second: past the 40 GPU*s threshold
 b=$(submit -N1 --gpus-per-node=8 --wrap 'sleep 300')
 check "Tiresias: B ($b, queue 0) starts before A" wait_state 40 "$b" RUNNING
-check "Tiresias: A (queue 1) was preempted" is_state "$a" PENDING
+check "Tiresias: A (queue 1) was preempted" wait_state 30 "$a" PENDING
 check "Tiresias: A's Reason names its queue" \
 	wait_for 20 reason_has "$a" "tiresias: queue 1"
 show_queue

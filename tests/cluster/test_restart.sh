@@ -29,14 +29,20 @@ b=$(submit -N1 --gpus=1 --wrap "$job")
 c=$(submit -N1 --gpus=2 --wrap "$job")
 check "B ($b) starts" wait_state 40 "$b" RUNNING
 check "C ($c) starts" wait_state 40 "$c" RUNNING
+t_started=$(date +%s)
 check "A was preempted and waits in queue 1" \
 	wait_for 20 reason_has "$a" "tiresias: queue 1"
 check "the state file is written with its magic and end marker" \
 	wait_for 10 eval "head -1 $T/state/tidal_state | grep -qx 'TIDAL-STATE 1' && tail -1 $T/state/tidal_state | grep -q '^end '"
 show_queue
 sb=$(start_of "$b"); sc=$(start_of "$c")
+# RUNNING in squeue comes before the batch script's first line
+wait_for 20 eval '[ "$(runs $b)" -ge 1 ] && [ "$(runs $c)" -ge 1 ]'
 ra=$(runs "$a"); rb=$(runs "$b"); rc=$(runs "$c")
-sleep 8 # slurmctld saves its job state within 5 s of a change (state_save.c)
+# slurmctld saves its job state within 5 s of a change (state_save.c):
+# wait for a save after B and C started
+wait_for 20 eval '[ "$(stat -c %Y "$T/state/job_state" 2>/dev/null || echo 0)" -gt "$t_started" ]'
+sleep 1
 
 pid=$(cat "$T/run/slurmctld.pid")
 say "kill -9 slurmctld ($pid)"

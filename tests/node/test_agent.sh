@@ -157,6 +157,7 @@ r=$(peer 127.0.0.1 "$P1" "$cred" '{"v":1,"op":"ckpt_get","job":42,"step":20}')
 check "peer port: a non-root user is refused" grep -q "need root or SlurmUser" <<<"$r"
 
 kill -9 "${PIDS[0]}"
+wait "${PIDS[0]}" 2>/dev/null # its listening socket closed before the new one probes it
 check "tidald n1 killed -9 and restarted: socket back" start_agent n1
 r=$(ask "$T/run/n1/tidald.sock" '{"v":1,"op":"hello"}')
 check "... and it answers" test "$(field "$r" node)" = n1
