@@ -1,6 +1,6 @@
 /*
- * pollux_relax.cc - K best shape vectors under the GPU-count relaxation
- * (pollux_relax.h).
+ * pollux_relax.cc - the GPU-count relaxation's shape vectors, cheapest
+ * first (pollux_relax.h).
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <memory>
-#include <numeric>
 
 namespace tidal
 {
@@ -49,7 +48,6 @@ std::vector<Option> options(const PolluxProblem &p, int j, int total)
 		o.push_back({ term(2, r, false), r, { false, r, true } });
 	return o;
 }
-
 
 /* The relaxation as a layered graph: node (j, g) is "jobs 0..j use g
  * GPUs", an edge from (j - 1, g - gpus) to (j, g) is one of job j's
