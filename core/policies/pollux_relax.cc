@@ -90,38 +90,36 @@ struct Enumerator {
 		return a.k > b.k;
 	}
 	/* Cost of the K-th cheapest path to node V (the source is -1), or
-	 * false if there are fewer. */
+	 * false if there are fewer.  NODES never grows, so a reference to a
+	 * node stays valid across the recursion. */
 	bool cost(int v, int k, double *c)
 	{
 		if (v < 0) {
 			*c = 0;
 			return k == 0;
 		}
-		Node &nd = nodes[v];
-		if (!nd.ready)
+		Node &n = nodes[v];
+		if (!n.ready)
 			init(v);
-		while ((int)nodes[v].paths.size() <= k) {
-			Node &n = nodes[v];
+		while ((int)n.paths.size() <= k) {
 			if (!n.paths.empty()) { /* the last one's successor */
 				Path last = n.paths.back();
 				const Edge &e = n.edges[last.edge];
 				double pc;
 				if (cost(e.from, last.k + 1, &pc)) {
-					Node &m = nodes[v];
-					m.heap.push_back({ pc + e.term, last.edge,
+					n.heap.push_back({ pc + e.term, last.edge,
 							   last.k + 1 });
-					std::push_heap(m.heap.begin(), m.heap.end(),
+					std::push_heap(n.heap.begin(), n.heap.end(),
 						       worse);
 				}
 			}
-			Node &m = nodes[v];
-			if (m.heap.empty())
+			if (n.heap.empty())
 				return false;
-			std::pop_heap(m.heap.begin(), m.heap.end(), worse);
-			m.paths.push_back(m.heap.back());
-			m.heap.pop_back();
+			std::pop_heap(n.heap.begin(), n.heap.end(), worse);
+			n.paths.push_back(n.heap.back());
+			n.heap.pop_back();
 		}
-		*c = nodes[v].paths[k].cost;
+		*c = n.paths[k].cost;
 		return true;
 	}
 	void init(int v)
