@@ -96,6 +96,11 @@ struct Job {
 	double duration = 0;   /* run time alone at `gpus`, seconds (oracle) */
 	double iter_time = 0;  /* seconds per iteration at `gpus` */
 	double estimate = -1;  /* predicted duration, seconds; -1 = none */
+	/* false when the caller does not know it (the plugin: no
+	 * --train-iters, no time limit), and the numbers above are only
+	 * placeholders that a deadline test must not trust. */
+	bool iterations_known = true; /* `iterations` is the real work */
+	bool time_known = true;       /* remaining_time() is the real time */
 	std::array<double, 3> stages{}; /* per-iteration IO/CPU, GPU, network s */
 	int priority_class = 0;
 	double gpu_util = 0;   /* 0..100, from the trace, for packing policies */

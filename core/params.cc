@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "core/suggest.h"
+
 namespace tidal {
 
 std::string lower(std::string s)
@@ -29,6 +31,13 @@ static std::string trim(const std::string &s)
 	return s.substr(b, e - b + 1);
 }
 
+static std::string num(double v)
+{
+	std::ostringstream s;
+	s << v;
+	return s.str();
+}
+
 Params Params::parse(const std::string &text, const std::string &origin)
 {
 	Params p;
@@ -38,52 +47,138 @@ Params Params::parse(const std::string &text, const std::string &origin)
 	int lineno = 0;
 	while (std::getline(in, line)) {
 		lineno++;
+		std::string where = origin + ":" + std::to_string(lineno);
 		size_t hash = line.find('#');
 		if (hash != std::string::npos)
 			line.resize(hash);
 		std::istringstream words(line);
-		std::string word;
+		std::string word, bad;
 		while (words >> word) {
 			size_t eq = word.find('=');
 			if (eq == std::string::npos || eq == 0) {
-				p.errors_.push_back(origin + ":" +
-						    std::to_string(lineno) +
-						    ": '" + word +
-						    "' is not Key=Value");
+				bad += (bad.empty() ? "" : " ") + word;
 				continue;
 			}
-			p.set(word.substr(0, eq), trim(word.substr(eq + 1)));
+			p.set(word.substr(0, eq), trim(word.substr(eq + 1)),
+			      where);
+		}
+		/* One error per line, however many words it has: "Polcy
+		 * srtf" is one mistake. */
+		if (!bad.empty()) {
+			p.errors_.push_back(where + ": '" + bad +
+					    "' is not Key=Value");
+			p.fallbacks_.push_back("ignored");
 		}
 	}
 	return p;
 }
 
-void Params::set(const std::string &key, const std::string &value)
+void Params::set(const std::string &key, const std::string &value,
+		 const std::string &origin)
 {
-	kv_[lower(key)] = value;
+	std::string k = lower(key);
+	kv_[k] = value;
+	src_[k] = {key, origin.empty() ? origin_ : origin};
+	rejected_.erase(k);
+}
+
+/* Every read goes through here, so unused() knows what was read. */
+void Params::ask(const std::string &key) const
+{
+	asked_.emplace(lower(key), key);
 }
 
 bool Params::has(const std::string &key) const
 {
+	ask(key);
 	return kv_.count(lower(key)) > 0;
 }
 
 void Params::merge(const Params &other)
 {
-	for (const auto &[k, v] : other.kv_)
+	for (const auto &[k, v] : other.kv_) {
 		kv_[k] = v;
+		src_[k] = other.src_.at(k);
+		rejected_.erase(k);
+	}
+	for (const auto &[k, v] : other.rejected_)
+		rejected_[k] = v;
 	errors_.insert(errors_.end(), other.errors_.begin(),
 		       other.errors_.end());
+	fallbacks_.insert(fallbacks_.end(), other.fallbacks_.begin(),
+			  other.fallbacks_.end());
+	add_asked(other);
 }
 
-void Params::error(const std::string &msg) const
+void Params::add_asked(const Params &other)
 {
-	errors_.push_back((origin_.empty() ? "" : origin_ + ": ") + msg);
+	asked_.insert(other.asked_.begin(), other.asked_.end());
+}
+
+std::vector<std::string> Params::asked() const
+{
+	std::vector<std::string> out;
+	for (const auto &[k, spelled] : asked_)
+		out.push_back(spelled);
+	return out;
+}
+
+std::vector<Params::Unused> Params::unused() const
+{
+	std::vector<std::string> known = asked();
+	std::vector<Unused> out;
+	for (const auto &[k, v] : kv_)
+		if (!asked_.count(k))
+			out.push_back({src_.at(k).key, v, pair(k),
+				       nearest(src_.at(k).key, known)});
+	return out;
+}
+
+/* "ORIGIN: KEY=VALUE" as the user wrote it.  An option is followed by its
+ * value as on the command line ("--param K=V"), a file by a colon. */
+std::string Params::pair(const std::string &lkey) const
+{
+	const Source &s = src_.at(lkey);
+	std::string kv = s.key + "=" + kv_.at(lkey);
+	if (s.origin.empty())
+		return kv;
+	return s.origin + (s.origin[0] == '-' ? " " : ": ") + kv;
+}
+
+std::string Params::pair_of(const std::string &key) const
+{
+	std::string k = lower(key);
+	return src_.count(k) ? pair(k) : key + "=";
+}
+
+void Params::error(const std::string &key, const std::string &rule,
+		   const std::string &fallback) const
+{
+	errors_.push_back(pair(lower(key)) + ": " + rule);
+	fallbacks_.push_back(fallback);
+}
+
+void Params::invalid(const std::string &key, const std::string &rule,
+		     const std::string &fallback) const
+{
+	if (kv_.count(lower(key)))
+		error(key, rule, fallback);
+}
+
+std::vector<std::string> Params::errors_using_defaults() const
+{
+	std::vector<std::string> out;
+	for (size_t i = 0; i < errors_.size(); i++)
+		out.push_back(errors_[i] + (fallbacks_[i].empty()
+						    ? ""
+						    : "; " + fallbacks_[i]));
+	return out;
 }
 
 std::string Params::get_str(const std::string &key,
 			    const std::string &def) const
 {
+	ask(key);
 	auto it = kv_.find(lower(key));
 	return it == kv_.end() ? def : it->second;
 }
@@ -104,15 +199,16 @@ static bool parse_double(const std::string &s, double *out)
 double Params::get_double(const std::string &key, double def, double min,
 			  double max) const
 {
+	ask(key);
 	auto it = kv_.find(lower(key));
 	if (it == kv_.end())
 		return def;
 	double v;
 	if (!parse_double(it->second, &v) || v < min || v > max) {
-		std::ostringstream m;
-		m << key << "=" << it->second << ": must be a number in [" << min
-		  << ", " << max << "]; using the default " << def;
-		error(m.str());
+		error(key, "must be a number in [" + num(min) + ", " +
+				   num(max) + "]",
+		      "using the default " + num(def));
+		rejected_[lower(key)] = num(def);
 		return def;
 	}
 	return v;
@@ -121,6 +217,7 @@ double Params::get_double(const std::string &key, double def, double min,
 long Params::get_long(const std::string &key, long def, long min,
 		      long max) const
 {
+	ask(key);
 	auto it = kv_.find(lower(key));
 	if (it == kv_.end())
 		return def;
@@ -128,10 +225,10 @@ long Params::get_long(const std::string &key, long def, long min,
 	errno = 0;
 	long v = std::strtol(it->second.c_str(), &end, 10);
 	if (it->second.empty() || errno || *end || v < min || v > max) {
-		std::ostringstream m;
-		m << key << "=" << it->second << ": must be an integer in ["
-		  << min << ", " << max << "]; using the default " << def;
-		error(m.str());
+		error(key, "must be an integer in [" + std::to_string(min) +
+				   ", " + std::to_string(max) + "]",
+		      "using the default " + std::to_string(def));
+		rejected_[lower(key)] = std::to_string(def);
 		return def;
 	}
 	return v;
@@ -139,6 +236,7 @@ long Params::get_long(const std::string &key, long def, long min,
 
 bool Params::get_bool(const std::string &key, bool def) const
 {
+	ask(key);
 	auto it = kv_.find(lower(key));
 	if (it == kv_.end())
 		return def;
@@ -147,8 +245,9 @@ bool Params::get_bool(const std::string &key, bool def) const
 		return true;
 	if (v == "no" || v == "false" || v == "0" || v == "off")
 		return false;
-	error(key + "=" + it->second + ": must be yes or no; using the default " +
-	      (def ? "yes" : "no"));
+	error(key, "must be yes or no",
+	      std::string("using the default ") + (def ? "yes" : "no"));
+	rejected_[lower(key)] = def ? "yes" : "no";
 	return def;
 }
 
@@ -156,6 +255,7 @@ std::vector<double> Params::get_list(const std::string &key,
 				     const std::vector<double> &def,
 				     double min, double max) const
 {
+	ask(key);
 	auto it = kv_.find(lower(key));
 	if (it == kv_.end())
 		return def;
@@ -171,11 +271,14 @@ std::vector<double> Params::get_list(const std::string &key,
 		std::string item = trim(s.substr(start, comma - start));
 		double v;
 		if (!parse_double(item, &v) || v < min || v > max) {
-			std::ostringstream m;
-			m << key << "=" << s
-			  << ": must be a comma separated list of numbers in ["
-			  << min << ", " << max << "]; using the default";
-			error(m.str());
+			std::string d;
+			for (double x : def)
+				d += (d.empty() ? "" : ",") + num(x);
+			error(key, "must be a comma separated list of numbers "
+				   "in [" + num(min) + ", " + num(max) + "]",
+			      "using the default " +
+				      (d.empty() ? "(an empty list)" : d));
+			rejected_[lower(key)] = d;
 			return def;
 		}
 		out.push_back(v);
@@ -188,6 +291,7 @@ std::vector<double> Params::get_list(const std::string &key,
 std::string Params::get_choice(const std::string &key, const std::string &def,
 			       const std::vector<std::string> &choices) const
 {
+	ask(key);
 	auto it = kv_.find(lower(key));
 	if (it == kv_.end())
 		return def;
@@ -198,8 +302,9 @@ std::string Params::get_choice(const std::string &key, const std::string &def,
 	std::string all;
 	for (const auto &c : choices)
 		all += (all.empty() ? "" : ", ") + c;
-	error(key + "=" + it->second + ": must be one of " + all +
-	      "; using the default " + def);
+	error(key, "must be one of " + all + did_you_mean(it->second, choices),
+	      "using the default " + def);
+	rejected_[lower(key)] = def;
 	return def;
 }
 

@@ -223,6 +223,24 @@ bool ThroughputTable::has_model(const std::string &model) const
 	return rows_.count(model) > 0;
 }
 
+std::vector<std::string> ThroughputTable::models() const
+{
+	std::vector<std::string> out;
+	for (const auto &[m, rows] : rows_)
+		out.push_back(m);
+	return out;
+}
+
+std::vector<int> ThroughputTable::batches(const std::string &model) const
+{
+	std::vector<int> out;
+	auto m = rows_.find(model);
+	if (m != rows_.end())
+		for (const auto &[b, row] : m->second)
+			out.push_back(b);
+	return out;
+}
+
 double ThroughputTable::lookup(const std::string &model, int batch,
 			       int gpus) const
 {

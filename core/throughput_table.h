@@ -56,6 +56,10 @@ public:
 	/* The row for (MODEL, BATCH), or nullptr. */
 	const ThroughputRow *row(const std::string &model, int batch) const;
 	bool has_model(const std::string &model) const;
+	/* The models, and one model's batch sizes, in order (for messages
+	 * that say what there is). */
+	std::vector<std::string> models() const;
+	std::vector<int> batches(const std::string &model) const;
 	/* Iterations/s, NaN when absent. */
 	double lookup(const std::string &model, int batch, int gpus) const;
 

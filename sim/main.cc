@@ -2,6 +2,13 @@
  * main.cc - tidal-sim: replay a trace on a cluster with one or more
  * policies and compare them side by side.  See tidal-sim(1).
  *
+ * Exit status: 0 done; 1 bad input (file contents, parameter values or
+ * keys), thrown as InputError; 2 bad usage (an unknown option, a missing
+ * one, an unknown name of a preset, policy or trace format), reported by
+ * usage_error().  Names are checked before any file is read, and every
+ * policy is built and its parameters read (RunMode::Check) before the
+ * first replay, so that a wrong name, value or key costs no replay.
+ *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #include <getopt.h>
@@ -9,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -16,6 +24,7 @@
 #include <sstream>
 
 #include "core/policy.h"
+#include "core/suggest.h"
 #include "sim/cluster_io.h"
 #include "sim/csv.h"
 #include "sim/preset.h"
@@ -58,12 +67,36 @@ struct Options {
 	std::vector<std::string> params;
 	std::uint64_t seed = 1;
 	bool quiet = false;
+	bool policy_given = false; /* "--policy ''" is not a missing one */
 };
 
 [[noreturn]] void usage_error(const std::string &msg)
 {
-	std::fprintf(stderr, "tidal-sim: %s\n%s", msg.c_str(), kUsage);
+	std::fprintf(stderr, "tidal-sim: %s\n"
+			     "Try 'tidal-sim --help' for the options.\n",
+		     msg.c_str());
 	std::exit(2);
+}
+
+void warn(const std::string &msg)
+{
+	std::fprintf(stderr, "tidal-sim: warning: %s\n", msg.c_str());
+}
+
+std::string join(const std::vector<std::string> &v)
+{
+	std::string out;
+	for (const std::string &s : v)
+		out += (out.empty() ? "" : ", ") + s;
+	return out;
+}
+
+bool has_name(const std::vector<std::string> &names, const std::string &n)
+{
+	for (const std::string &x : names)
+		if (lower(x) == lower(n))
+			return true;
+	return false;
 }
 
 std::vector<std::string> split(const std::string &s, char sep)
@@ -157,6 +190,35 @@ void list_all()
 		std::printf("  %-22s %s\n", p->name.c_str(), p->summary.c_str());
 }
 
+/* getopt_long's own messages are off (opterr = 0), so that a bad option
+ * is reported once, here: ARG is the word it stopped at, MISSING_VALUE
+ * true when it lacked its value. */
+[[noreturn]] void bad_option(const struct option *longopts, const char *arg,
+			     bool missing_value)
+{
+	std::string word = arg ? arg : "?";
+	std::string name = word.substr(0, word.find('='));
+	if (missing_value)
+		usage_error("option '" + name + "' needs a value");
+	if (name.rfind("--", 0) != 0)
+		usage_error("unknown option '" + word + "'");
+	std::vector<std::string> all, prefixed;
+	for (const struct option *o = longopts; o->name; o++) {
+		std::string n = std::string("--") + o->name;
+		all.push_back(n);
+		if (n == name && o->has_arg == no_argument)
+			usage_error("option '" + name + "' takes no value");
+		if (n.rfind(name, 0) == 0)
+			prefixed.push_back(n);
+	}
+	if (prefixed.size() > 1)
+		usage_error("option '" + name + "' is ambiguous (" +
+			    join(prefixed) + ")");
+	if (prefixed.size() == 1)
+		usage_error("option '" + prefixed[0] + "' takes no value");
+	usage_error("unknown option '" + name + "'" + did_you_mean(name, all));
+}
+
 Options parse_args(int argc, char **argv)
 {
 	enum {
@@ -187,13 +249,17 @@ Options parse_args(int argc, char **argv)
 	};
 	Options o;
 	int c;
-	while ((c = getopt_long(argc, argv, "", longopts, nullptr)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":", longopts, nullptr)) != -1) {
 		switch (c) {
 		case O_PRESET: o.preset = optarg; break;
 		case O_CLUSTER: o.cluster = optarg; break;
 		case O_TRACE: o.trace = optarg; break;
 		case O_TFMT: o.trace_format = optarg; break;
-		case O_POLICY: o.policies = optarg; break;
+		case O_POLICY:
+			o.policies = optarg;
+			o.policy_given = true;
+			break;
 		case O_PROF: o.profiles = optarg; break;
 		case O_PCONF: o.policy_config = optarg; break;
 		case O_PARAM: o.params.push_back(optarg); break;
@@ -216,7 +282,12 @@ Options parse_args(int argc, char **argv)
 		case O_LIST: list_all(); std::exit(0);
 		case O_HELP: std::fputs(kUsage, stdout); std::exit(0);
 		case O_VERSION: std::puts("tidal-sim 0.1"); std::exit(0);
-		default: usage_error("bad option");
+		case ':':
+			bad_option(longopts, argv[std::min(optind, argc) - 1],
+				   true);
+		default:
+			bad_option(longopts, argv[std::min(optind, argc) - 1],
+				   false);
 		}
 	}
 	if (optind < argc)
@@ -225,17 +296,163 @@ Options parse_args(int argc, char **argv)
 		usage_error("--cluster FILE is required");
 	if (o.trace.empty())
 		usage_error("--trace FILE is required");
-	if (o.policies.empty())
+	if (!o.policy_given)
 		usage_error("--policy P[,P...] is required");
 	return o;
 }
 
+/* The preset named by --preset; an unknown name is a usage error. */
+std::unique_ptr<Preset> preset_of(const Options &o)
+{
+	std::vector<std::string> names = preset_names();
+	if (!has_name(names, o.preset))
+		usage_error("--preset " + o.preset + ": unknown preset" +
+			    did_you_mean(o.preset, names) + "; known: " +
+			    join(names));
+	std::string err;
+	return make_preset(o.preset, &err);
+}
+
+/* A preset other than EXCEPT that has POLICY, or "". */
+std::string preset_having(const std::string &policy, const std::string &except)
+{
+	for (const std::string &n : preset_names()) {
+		std::string err;
+		if (n != except &&
+		    has_name(make_preset(n, &err)->policy_names(), policy))
+			return n;
+	}
+	return "";
+}
+
+/* The names of --policy, each one PRESET has. */
+std::vector<std::string> policies_of(const Options &o, const Preset &preset)
+{
+	std::vector<std::string> out = split(o.policies, ',');
+	if (out.empty())
+		usage_error("--policy '" + o.policies + "' names no policy; "
+			    "give P[,P...]");
+	std::vector<std::string> known = preset.policy_names();
+	for (const std::string &p : out) {
+		if (has_name(known, p))
+			continue;
+		std::string hint = did_you_mean(p, known);
+		std::string other = preset_having(p, preset.name());
+		if (hint.empty() && !other.empty())
+			hint = " (the " + other + " preset has it: --preset " +
+			       other + ")";
+		usage_error("--policy " + p + ": the " + preset.name() +
+			    " preset has no such policy" + hint +
+			    "; known: " + join(known));
+	}
+	return out;
+}
+
+void check_trace_format(const Options &o)
+{
+	if (o.trace_format.empty())
+		return;
+	std::vector<std::string> names;
+	for (const TraceFormat &f : trace_formats())
+		names.push_back(f.name);
+	if (!has_name(names, o.trace_format))
+		usage_error("--trace-format " + o.trace_format +
+			    ": unknown trace format" +
+			    did_you_mean(o.trace_format, names) +
+			    "; known: " + join(names));
+}
+
+/* --policy-config, then every --param over it. */
+Params policy_config(const Options &o)
+{
+	Params cfg;
+	const std::string &path = o.policy_config;
+	if (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0)
+		cfg.set("PolicyConfig.Json", path, "--policy-config");
+	else if (!path.empty())
+		cfg = Params::parse(read_file(path), path);
+	for (const std::string &kv : o.params) {
+		size_t eq = kv.find('=');
+		if (eq == std::string::npos || eq == 0)
+			usage_error("--param " + kv + ": must be KEY=VALUE");
+		cfg.set(kv.substr(0, eq), kv.substr(eq + 1), "--param");
+	}
+	if (!cfg.errors().empty())
+		throw InputError(cfg.errors().front());
+	return cfg;
+}
+
+/* Who reads KEY besides the selected policies: a policy of the registry
+ * or another preset; "" if nobody (a typo). */
+std::string reader_of(const std::string &key, const Params &cfg)
+{
+	for (const PolicyInfo *i : all_policies()) {
+		Params probe; /* same values, nothing asked yet */
+		for (const auto &[k, v] : cfg.items())
+			probe.set(k, v);
+		i->make(probe);
+		if (has_name(probe.asked(), key))
+			return "policy " + i->name;
+	}
+	for (const std::string &n : preset_names()) {
+		std::string err;
+		if (has_name(make_preset(n, &err)->keys(), key))
+			return "the " + n + " preset";
+	}
+	return "";
+}
+
+/* Keys of --policy-config and --param that neither PRESET nor any of
+ * POLICIES read (CFG has every key they asked for).  A key that another
+ * policy or preset reads is a warning - a file of keys may serve several
+ * runs - any other is an error: it is a typo or a key Tidal does not
+ * have, and going on would silently run something else than asked. */
+void check_unused(const Params &cfg, const Preset &preset,
+		  const std::vector<std::string> &policies)
+{
+	if (cfg.unused().empty())
+		return;
+	std::vector<std::string> known = cfg.asked();
+	for (const PolicyInfo *i : all_policies()) {
+		Params probe;
+		i->make(probe);
+		for (const std::string &k : probe.asked())
+			known.push_back(k);
+	}
+	for (const std::string &n : preset_names()) {
+		std::string err;
+		for (const std::string &k : make_preset(n, &err)->keys())
+			known.push_back(k);
+	}
+	std::string errors, self = "the " + preset.name() + " preset";
+	std::string selected = (policies.size() > 1 ? "policies " : "policy ") +
+			       join(policies);
+	for (const Params::Unused &u : cfg.unused()) {
+		/* The JSON file is a key only inside (policy_config()). */
+		std::string what = u.pair.rfind("--policy-config ", 0) == 0
+					   ? "--policy-config " + u.value
+					   : u.pair;
+		std::string reader = reader_of(u.key, cfg);
+		if (reader == self)
+			warn(what + ": ignored: " + self + " reads it for " +
+			     "other policies than " + join(policies));
+		else if (!reader.empty())
+			warn(what + ": ignored: not read by " + self +
+			     " or its " + selected + "; a key of " + reader);
+		else
+			errors += (errors.empty() ? "" : "\ntidal-sim: ") +
+				  what + ": unknown key" +
+				  did_you_mean(u.key, known);
+	}
+	if (!errors.empty())
+		throw InputError(errors);
+}
+
 int run(const Options &o)
 {
-	std::string err;
-	std::unique_ptr<Preset> preset = make_preset(o.preset, &err);
-	if (!preset)
-		usage_error(err);
+	std::unique_ptr<Preset> preset = preset_of(o);
+	std::vector<std::string> policies = policies_of(o, *preset);
+	check_trace_format(o);
 
 	SimInput in;
 	in.cluster_path = o.cluster;
@@ -243,26 +460,10 @@ int run(const Options &o)
 	in.profiles_path = o.profiles;
 	in.estimates_path = o.estimates;
 	in.seed = o.seed;
-	if (!o.policy_config.empty()) {
-		if (o.policy_config.size() > 5 &&
-		    o.policy_config.compare(o.policy_config.size() - 5, 5,
-					    ".json") == 0)
-			in.policy_config.set("PolicyConfig.Json", o.policy_config);
-		else
-			in.policy_config = Params::parse(read_file(o.policy_config),
-							 o.policy_config);
-	}
-	for (const std::string &kv : o.params) {
-		size_t eq = kv.find('=');
-		if (eq == std::string::npos || eq == 0)
-			usage_error("--param " + kv + ": must be KEY=VALUE");
-		in.policy_config.set(kv.substr(0, eq), kv.substr(eq + 1));
-	}
-	if (!in.policy_config.errors().empty())
-		throw InputError(in.policy_config.errors().front());
+	in.policy_config = policy_config(o);
 
 	in.cluster = load_cluster(o.cluster);
-	in.trace = load_trace(o.trace, o.trace_format);
+	in.trace = load_trace(o.trace, lower(o.trace_format));
 	preset->prepare(in);
 	if (in.trace.skipped > 0) {
 		std::fprintf(stderr, "tidal-sim: warning: skipped %ld job(s) of %s",
@@ -273,15 +474,30 @@ int run(const Options &o)
 		std::fprintf(stderr, "\n");
 	}
 
+	/* Every policy built and its parameters read before any replay. */
+	for (const std::string &name : policies) {
+		Params params = preset->policy_params(name);
+		params.merge(in.policy_config);
+		RunResult c = preset->run(in, name, params, {}, RunMode::Check);
+		if (!params.errors().empty())
+			throw InputError(params.errors().front());
+		for (const std::string &w : c.warnings)
+			warn(w);
+		in.policy_config.add_asked(params);
+	}
+	check_unused(in.policy_config, *preset, policies);
+
 	bool tty = !o.quiet && isatty(2);
 	Bar bar(tty);
 	std::vector<RunResult> runs;
 	std::vector<Summary> sums;
-	for (const std::string &name : split(o.policies, ',')) {
+	for (const std::string &name : policies) {
 		Params params = preset->policy_params(name);
 		params.merge(in.policy_config);
 		double t0 = cpu_now();
-		RunResult r = preset->run(in, name, params, bar.for_policy(name));
+		RunResult r =
+			preset->run(in, name, params, bar.for_policy(name),
+				    RunMode::Replay);
 		double cpu = cpu_now() - t0;
 		if (!params.errors().empty())
 			throw InputError(params.errors().front());

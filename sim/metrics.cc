@@ -17,6 +17,7 @@
 #include <cmath>
 #include <map>
 
+#include "core/policy.h"
 #include "sim/preset.h"
 
 namespace tidal::sim {
@@ -141,6 +142,14 @@ Summary summarize(const RunResult &r, const MetricRules &rules)
 }
 
 /* --- preset registry --- */
+
+std::vector<std::string> Preset::policy_names() const
+{
+	std::vector<std::string> out;
+	for (const PolicyInfo *p : all_policies())
+		out.push_back(lower(p->name));
+	return out;
+}
 
 static std::map<std::string, PresetFactory> &presets()
 {

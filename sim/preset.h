@@ -8,8 +8,12 @@
  * metrics are defined.  Presets register themselves by name, like policies.
  *
  *   tidal-sim --preset NAME ...
- *       load cluster + trace --> Preset::prepare --> for each policy:
- *       Preset::run (usually sim::replay with the preset's hooks)
+ *       load cluster + trace --> Preset::prepare
+ *       --> for each policy: Preset::run(RunMode::Check)
+ *           (builds the policy, reads its parameters; bad values and
+ *           keys nobody read stop the run here, before any replay)
+ *       --> for each policy: Preset::run(RunMode::Replay) (usually
+ *           sim::replay with the preset's hooks)
  *       --> RunResult --> summarize(RunResult, MetricRules) --> report
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
@@ -66,6 +70,9 @@ struct UtilSample {
 
 struct RunResult {
 	std::string policy;
+	/* RunMode::Check: what the user should know before the replay
+	 * (tidal-sim prints them as warnings). */
+	std::vector<std::string> warnings;
 	std::vector<JobResult> jobs; /* completed and rejected jobs */
 	std::vector<UtilSample> util;
 	int total_gpus = 0;
@@ -105,6 +112,12 @@ Summary summarize(const RunResult &r, const MetricRules &rules);
 /* Progress reporting: called with (done jobs, total jobs); may be empty. */
 using Progress = std::function<void(long done, long total)>;
 
+/* What Preset::run does (one code path for "what if" and "do it",
+ * STYLE.md rule 4).  Check: build the policy and read every parameter the
+ * replay reads - no key may be read only later - then return an empty
+ * result, with warnings if any; nothing is written.  Replay: also replay. */
+enum class RunMode { Check, Replay };
+
 class Preset {
 public:
 	virtual ~Preset() = default;
@@ -117,8 +130,17 @@ public:
 	{
 		return {};
 	}
+	/* The names --policy accepts, lower case (matching ignores case);
+	 * the registry's policies unless the preset says otherwise. */
+	virtual std::vector<std::string> policy_names() const;
+	/* Keys the preset and its own policies (those not in the registry)
+	 * read: only for telling a key of another preset from a typo; a run
+	 * knows what it read from Params::unused(). */
+	virtual std::vector<std::string> keys() const { return {}; }
+	/* Run POLICY on IN as MODE says.  Throws InputError. */
 	virtual RunResult run(const SimInput &in, const std::string &policy,
-			      const Params &params, const Progress &progress) = 0;
+			      const Params &params, const Progress &progress,
+			      RunMode mode) = 0;
 	virtual MetricRules metric_rules() const { return {}; }
 };
 

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "core/suggest.h"
 #include "sim/csv.h"
 
 namespace tidal::sim {
@@ -60,6 +61,14 @@ static bool starts_with(const std::string &s, const std::string &p)
 	return s.rfind(p, 0) == 0;
 }
 
+/* Readers whose Job::index is the CSV row: every row's line. */
+static void note_lines(const Csv &csv, Trace &t)
+{
+	t.row_lines.resize(csv.rows());
+	for (size_t r = 0; r < csv.rows(); r++)
+		t.row_lines[r] = csv.line(r);
+}
+
 /* Shared row checks: non-negative time, positive GPU count. */
 static void check_job(const Csv &csv, size_t r, const Job &j)
 {
@@ -78,6 +87,7 @@ static void read_muri(const std::string &path, const std::string &text,
 		      Trace &t)
 {
 	Csv csv(path, text);
+	note_lines(csv, t);
 	int c_id = csv.need("job_id"), c_gpu = csv.need("num_gpu"),
 	    c_sub = csv.need("submit_time"), c_it = csv.need("iterations"),
 	    c_model = csv.need("model_name"), c_bs = csv.col("batch_size"),
@@ -126,6 +136,7 @@ static void read_elasticflow(const std::string &path, const std::string &text,
 			     Trace &t)
 {
 	Csv csv(path, text);
+	note_lines(csv, t);
 	auto pick = [&](const char *a, const char *b) {
 		int c = csv.col(a);
 		return c >= 0 ? c : csv.need(b);
@@ -165,6 +176,7 @@ static void read_lucid(const std::string &path, const std::string &text,
 		       Trace &t)
 {
 	Csv csv(path, text);
+	note_lines(csv, t);
 	int c_id = csv.need("job_id"), c_user = csv.need("user"),
 	    c_vc = csv.need("vc"), c_gpu = csv.need("gpu_num"),
 	    c_sub = csv.need("submit_time"), c_dur = csv.need("duration"),
@@ -222,6 +234,7 @@ static void read_pollux(const std::string &path, const std::string &text,
 			Trace &t)
 {
 	Csv csv(path, text);
+	note_lines(csv, t);
 	int c_name = csv.need("name"), c_time = csv.need("time"),
 	    c_app = csv.need("application"), c_rep = csv.need("num_replicas"),
 	    c_bs = csv.need("batch_size");
@@ -248,6 +261,7 @@ static void read_tidal(const std::string &path, const std::string &text,
 		       Trace &t)
 {
 	Csv csv(path, text);
+	note_lines(csv, t);
 	int c_id = csv.need("id"), c_sub = csv.need("submit"),
 	    c_gpu = csv.need("gpus"), c_dur = csv.need("duration"),
 	    c_user = csv.col("user"), c_model = csv.col("model"),
@@ -300,37 +314,146 @@ const std::vector<TraceFormat> &trace_formats()
 		 [](const std::string &h) {
 			 return starts_with(h, "job_id,num_gpu,submit_time,");
 		 },
-		 read_muri},
+		 read_muri,
+		 {"job_id", "num_gpu", "submit_time", "iterations",
+		  "model_name", "duration", "iteration_time"}},
 		{"elasticflow",
 		 [](const std::string &h) {
 			 return starts_with(h, "job_id,submit_time,iteration,") ||
 				starts_with(h, "job_id,submission_time,");
 		 },
-		 read_elasticflow},
+		 read_elasticflow,
+		 {"job_id", "submit_time|submission_time",
+		  "iteration|num_iteration", "model_name", "ddl|deadline",
+		  "batch_size", "num_gpu", "duration"}},
 		{"lucid",
 		 [](const std::string &h) {
 			 return starts_with(h, "job_id,user,vc,");
 		 },
-		 read_lucid},
+		 read_lucid,
+		 {"job_id", "user", "vc", "gpu_num", "submit_time",
+		  "duration"}},
 		{"pollux",
 		 [](const std::string &h) {
 			 return starts_with(h, "name,time,application,");
 		 },
-		 read_pollux},
-		{"gavel", detect_gavel, read_gavel},
-		{"sacct", detect_sacct, read_sacct},
+		 read_pollux,
+		 {"name", "time", "application", "num_replicas", "batch_size"}},
+		{"gavel", detect_gavel, read_gavel, {}},
+		{"sacct", detect_sacct, read_sacct, {"JobID", "Submit"}, '|'},
 		{"tidal",
 		 [](const std::string &h) {
 			 return starts_with(h, "id,submit,gpus,duration");
 		 },
-		 read_tidal},
+		 read_tidal,
+		 {"id", "submit", "gpus", "duration"}},
 	};
 	return formats;
+}
+
+static std::vector<std::string> split_on(const std::string &s, char sep)
+{
+	std::vector<std::string> out;
+	size_t start = 0;
+	for (;;) {
+		size_t end = s.find(sep, start);
+		out.push_back(s.substr(start, end - start));
+		if (end == std::string::npos)
+			return out;
+		start = end + 1;
+	}
+}
+
+/* What FORMAT's columns lack in HEADER: "'a'", "'b' (or 'c')", each with
+ * the header's nearest cell when it looks like a typo of it. */
+static std::vector<std::string>
+missing_columns(const TraceFormat &f, const std::vector<std::string> &header)
+{
+	std::vector<std::string> out;
+	for (const std::string &need : f.columns) {
+		std::vector<std::string> alts = split_on(need, '|');
+		bool found = false;
+		for (const std::string &a : alts)
+			found |= std::find(header.begin(), header.end(), a) !=
+				 header.end();
+		if (found)
+			continue;
+		std::string m = "'" + alts[0] + "'";
+		for (size_t i = 1; i < alts.size(); i++)
+			m += " (or '" + alts[i] + "')";
+		std::string near = nearest(alts[0], header);
+		if (!near.empty())
+			m += " (the header has '" + near + "')";
+		out.push_back(m);
+	}
+	return out;
+}
+
+/* No format recognised FIRST (the first line of PATH): say which format
+ * it comes closest to - the one with the largest share of its columns,
+ * at least half of them - and what that one lacks. */
+[[noreturn]] static void unknown_format(const std::string &path,
+					const std::string &first)
+{
+	std::string known;
+	for (const TraceFormat &f : trace_formats())
+		known += (known.empty() ? "" : ", ") + f.name;
+	const TraceFormat *best = nullptr;
+	std::vector<std::string> best_missing;
+	double best_share = 0;
+	for (const TraceFormat &f : trace_formats()) {
+		if (f.columns.empty() || first.find(f.sep) == std::string::npos)
+			continue;
+		std::vector<std::string> header = split_on(first, f.sep);
+		for (std::string &h : header)
+			h.erase(std::remove(h.begin(), h.end(), '\r'), h.end());
+		std::vector<std::string> miss = missing_columns(f, header);
+		size_t have = f.columns.size() - miss.size();
+		double share = (double)have / (double)f.columns.size();
+		if (have >= 1 && share >= 0.5 && share > best_share) {
+			best = &f;
+			best_missing = miss;
+			best_share = share;
+		}
+	}
+	if (best && best_missing.empty())
+		input_error(path, 1,
+			    "the header has the columns of the " +
+				    best->name +
+				    " format, in another order than detection "
+				    "expects; give --trace-format " +
+				    best->name);
+	if (best) {
+		std::string miss;
+		for (const std::string &m : best_missing)
+			miss += (miss.empty() ? "" : ", ") + m;
+		input_error(path, 1,
+			    "cannot tell the trace format: the header is "
+			    "closest to the " + best->name +
+				    " format but lacks column" +
+				    (best_missing.size() > 1 ? "s " : " ") +
+				    miss);
+	}
+	if (first.find('\t') != std::string::npos &&
+	    first.find("(batch size") != std::string::npos)
+		input_error(path, 1,
+			    "cannot tell the trace format: the line looks like "
+			    "a gavel trace, which has 12 tab-separated "
+			    "columns, not " +
+				    std::to_string(
+					    split_on(first, '\t').size()));
+	input_error(path, 1,
+		    "cannot tell the trace format from the first line; give "
+		    "--trace-format (known: " + known + ")");
 }
 
 Trace load_trace(const std::string &path, const std::string &format)
 {
 	std::string text = read_file(path);
+	if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+		input_error(path, 0,
+			    text.empty() ? "the trace is empty"
+					 : "the trace holds only blank lines");
 	std::string head = text.substr(0, std::min<size_t>(text.size(), 4096));
 	Trace t;
 	t.path = path;
@@ -351,9 +474,7 @@ Trace load_trace(const std::string &path, const std::string &format)
 			    "unknown trace format '" + format + "' (known: " +
 				    known + ")");
 	}
-	input_error(path, 1,
-		    "cannot tell the trace format from the first line; give "
-		    "--trace-format");
+	unknown_format(path, head.substr(0, head.find('\n')));
 }
 
 } /* namespace tidal::sim */

@@ -41,8 +41,14 @@ struct Trace {
 	long skipped = 0;      /* rows skipped with a warning */
 	double epoch = 0;      /* Unix time of submit 0 (readers that shift) */
 	std::vector<std::string> warnings;
+	std::vector<long> row_lines; /* file line of each Job::index */
 
 	void skip(const std::string &why);
+	/* The line J was read from, for messages; 0 if not known. */
+	long line(const Job &j) const
+	{
+		return j.index < row_lines.size() ? row_lines[j.index] : 0;
+	}
 };
 
 struct TraceFormat {
@@ -52,6 +58,11 @@ struct TraceFormat {
 	std::function<void(const std::string &path, const std::string &text,
 			   Trace &out)>
 		read;
+	/* The header columns the reader needs ("a|b": either), separated by
+	 * SEP; none for a format without a header.  Only for saying what a
+	 * header that was not recognised lacks. */
+	std::vector<std::string> columns;
+	char sep = ',';
 };
 
 const std::vector<TraceFormat> &trace_formats();

@@ -18,7 +18,8 @@
  * by the scheme, trying smaller sizes down to the floor when fragmentation
  * stops the planned one.  A job left without GPUs is held (pending) or
  * preempted (running).  A pending job with a deadline it cannot meet even
- * at MAX GPUs (perfect scaling assumed) is rejected.
+ * at MAX GPUs (perfect scaling assumed) is rejected, and so is one whose
+ * run time is not known (Job::time_known), saying what it lacks.
  *
  * Parameters (prefix = policy name, e.g. elastic-edf.Reject=no):
  *   Placement=...            placement scheme (queue_policy.h), consolidated
@@ -87,7 +88,8 @@ std::vector<int> ElasticBaseline::targets(const std::vector<const Job *> &v,
 		const Job &j = *v[i];
 		if (reject_ && j.state == JobState::Pending &&
 		    j.has_deadline() &&
-		    now + time_at(j, elastic_cap(j)) > j.deadline) {
+		    (!j.time_known ||
+		     now + time_at(j, elastic_cap(j)) > j.deadline)) {
 			(*rejected)[i] = true;
 			continue;
 		}
@@ -173,6 +175,21 @@ Plan ElasticBaseline::decide(const Snapshot &snap)
 		if (j.has_deadline())
 			why << ", deadline in "
 			    << (long long)(j.deadline - snap.now) << " s";
+		if (rejected[i] && !j.time_known) {
+			/* Its time is a placeholder: say what is missing, not
+			 * what the placeholder would need. */
+			why << (j.iterations_known
+					? "; its run time is unknown: no "
+					  "time limit, and its --train-iters "
+					  "have no measured speed yet"
+					: "; its work is unknown: no time "
+					  "limit and no --train-iters")
+			    << ", so the deadline cannot be checked; give it "
+			       "a time limit (sbatch -t)";
+			plan.add(j.id, Action::Reject, 0, why.str())
+				.note("LeftSeconds", j.deadline - snap.now);
+			continue;
+		}
 		if (rejected[i]) {
 			why << "; infeasible: needs "
 			    << (long long)time_at(j, elastic_cap(j)) << " s at "

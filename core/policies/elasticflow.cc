@@ -398,7 +398,13 @@ void Planner::after_deadline()
 			it1->second -= q;
 		lat = t;
 	}
-	int q = std::min(env.cluster, job.max_gpu);
+	/* The job's largest level on the whole cluster: a cluster of, say,
+	 * 24 GPUs gives a job of levels 1, 2, ..., 32 its 16, never a count
+	 * its profile has no throughput for.  A job whose smallest level is
+	 * more than the cluster still gets a finite (unmeetable) plan. */
+	int q = last_level(std::min(env.cluster, job.max_gpu) + 1);
+	if (q == 0 && nlv > 0)
+		q = lv[0];
 	if (assigned >= 0)
 		q = assigned;
 	na[lat] = q;

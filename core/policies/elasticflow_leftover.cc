@@ -81,7 +81,8 @@ public:
 		: f_(f), p_(e.plan.alloc), end_(e.plan.end),
 		  fi_(f.upper_bound(env.now)), pi_(p_.upper_bound(env.now))
 	{
-		fv_ = std::prev(fi_)->second;
+		/* No key at or before now: the whole cluster is free. */
+		fv_ = fi_ == f.begin() ? env.cluster : std::prev(fi_)->second;
 		pv_ = pi_ == p_.begin() ? 0 : std::prev(pi_)->second;
 		v_ = fv_ + (env.now < end_ ? pv_ : 0);
 		end_seen_ = end_ <= env.now;

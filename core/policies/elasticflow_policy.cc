@@ -24,6 +24,12 @@
  * A job's GPU range is its min_gpus..max_gpus (or its requested count),
  * further limited to the levels its profile lists and to 64.
  *
+ * A job it cannot plan, one without a throughput row (model and global
+ * batch) or without its work in iterations (Job::iterations_known), is
+ * rejected while pending, the reason naming what it lacks: left pending
+ * it would wait forever, and run outside the plan it would take GPUs the
+ * admitted jobs' deadlines count on.
+ *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #include <algorithm>
@@ -31,6 +37,7 @@
 #include <limits>
 #include <memory>
 #include <set>
+#include <sstream>
 
 #include "core/placement.h"
 #include "core/policies/elasticflow.h"
@@ -49,14 +56,22 @@ public:
 	{
 		slot_ = p.get_long("ElasticFlow.Slot", 240, 1, 86400);
 		std::string dir = p.get_str("ElasticFlow.Profiles", "");
-		std::string s = p.get_str("Placement", "consolidated");
-		if (!placement_scheme_from_name(s, &scheme_))
-			err_ = "Placement=" + s + ": unknown scheme";
-		if (dir.empty())
+		placement_scheme_from_name(
+			p.get_choice("Placement", "consolidated",
+				     {"consolidated", "switch-aware",
+				      "first-fit", "best-fit", "count",
+				      "most-free"}),
+			&scheme_);
+		if (dir.empty()) {
 			err_ = "ElasticFlow.Profiles: the directory of "
 			       "throughput tables is required";
-		else if (!table_.load_dir(dir, &err_))
+		} else if (!table_.load_dir(dir, &err_)) {
+			/* A bad value like any other (tidal-sim stops);
+			 * the plugin goes on holding every job. */
+			p.invalid("ElasticFlow.Profiles", err_,
+				  "every job is held");
 			err_ = "ElasticFlow.Profiles=" + dir + ": " + err_;
+		}
 	}
 	const std::string &error() const { return err_; }
 	std::string name() const override { return name_; }
@@ -67,7 +82,7 @@ private:
 		const Job *job;
 		EfEntry entry;
 	};
-	bool view_of(const Job &j, EfJobView *v) const;
+	bool view_of(const Job &j, EfJobView *v, std::string *why) const;
 	void admit_new(std::vector<Item> &items, const EfEnv &env, Plan &plan);
 	void emit(std::vector<Item> &items, const Snapshot &snap, Plan &plan);
 
@@ -79,11 +94,52 @@ private:
 	std::set<JobId> admitted_;
 };
 
-bool ElasticFlowPolicy::view_of(const Job &j, EfJobView *v) const
+/* Up to four of ITEMS, comma separated, "..." for the rest. */
+template <typename T> static std::string some_of(const std::vector<T> &items)
 {
-	const ThroughputRow *row = table_.row(j.model, j.batch);
-	if (!row)
+	std::ostringstream s;
+	for (size_t i = 0; i < items.size() && i < 4; i++)
+		s << (i ? ", " : "") << items[i];
+	if (items.size() > 4)
+		s << ", ...";
+	return items.empty() ? "none" : s.str();
+}
+
+/* What planning J lacks, "" if nothing: a throughput row (its model and
+ * global batch) and its work in iterations. */
+static std::string missing(const Job &j, const ThroughputTable &table)
+{
+	std::vector<std::string> m;
+	if (j.model.empty())
+		m.push_back("no --train-model");
+	else if (!table.has_model(j.model))
+		m.push_back("no throughput table for --train-model=" +
+			    j.model + " (tables: " + some_of(table.models()) +
+			    ")");
+	if (j.batch <= 0)
+		m.push_back("no --train-batch");
+	else if (table.has_model(j.model) && !table.row(j.model, j.batch))
+		m.push_back(j.model + "'s table has no row for --train-batch=" +
+			    std::to_string(j.batch) + " (rows: " +
+			    some_of(table.batches(j.model)) + ")");
+	if (!j.iterations_known)
+		m.push_back("no --train-iters");
+	std::string out;
+	for (const std::string &x : m)
+		out += (out.empty() ? "" : ", ") + x;
+	return out;
+}
+
+bool ElasticFlowPolicy::view_of(const Job &j, EfJobView *v,
+				std::string *why) const
+{
+	std::string lacks = missing(j, table_);
+	if (!lacks.empty()) {
+		*why = name_ + " cannot plan this job without its throughput "
+			       "profile and its iterations: " + lacks;
 		return false;
+	}
+	const ThroughputRow *row = table_.row(j.model, j.batch);
 	int cap = std::min(64, j.max_gpus > 0 ? j.max_gpus : j.gpus);
 	v->row = row;
 	v->max_gpu = row->last_level(cap + 1, cap);
@@ -91,6 +147,13 @@ bool ElasticFlowPolicy::view_of(const Job &j, EfJobView *v) const
 	v->deadline = j.has_deadline() && !j.best_effort
 			      ? (SlotTime)std::floor(j.deadline)
 			      : kNoDeadlineSlot;
+	if (v->max_gpu <= 0)
+		*why = name_ + ": " + j.model + "'s table at batch " +
+		       std::to_string(j.batch) +
+		       " has no measured GPU count up to " +
+		       std::to_string(cap) + ", the most the job takes";
+	else if (v->iter_left <= 0)
+		*why = name_ + ": no iterations left";
 	return v->max_gpu > 0 && v->iter_left > 0;
 }
 
@@ -187,12 +250,17 @@ Plan ElasticFlowPolicy::decide(const Snapshot &snap)
 	std::vector<Item> items;
 	for (const Job *j : snap.jobs) {
 		Item it{j, {}};
-		if (!err_.empty() || !view_of(*j, &it.entry.view)) {
-			plan.add(j->id, Action::Hold, 0,
-				 err_.empty() ? "no throughput profile for " +
-							j->model + " at batch " +
-							std::to_string(j->batch)
-					      : err_);
+		std::string why;
+		if (!err_.empty()) { /* tidal.conf's to fix: every job waits */
+			plan.add(j->id, Action::Hold, 0, err_);
+			continue;
+		}
+		if (!view_of(*j, &it.entry.view, &why)) {
+			/* It would wait forever: a pending job is rejected
+			 * (RejectAction) with what it lacks. */
+			bool pending = j->state == JobState::Pending;
+			plan.add(j->id, pending ? Action::Reject : Action::Hold,
+				 0, why);
 			continue;
 		}
 		if (j->state == JobState::Running)

@@ -188,7 +188,7 @@ static SlotTime whole_seconds(const SimInput &in, const Job &j, double v,
 			      const char *what)
 {
 	if (!std::isfinite(v) || v != std::floor(v))
-		input_error(in.trace_path, (long)j.index + 2,
+		input_error(in.trace_path, in.trace.line(j),
 			    std::string(what) + " must be whole seconds for "
 			    "the elasticflow preset, got " + std::to_string(v));
 	return (SlotTime)v;
@@ -215,7 +215,7 @@ Context make_context(const SimInput &in, const ThroughputTable &table,
 		e.job = &j;
 		e.row = table.row(j.model, j.batch);
 		if (!e.row)
-			input_error(in.trace_path, (long)j.index + 2,
+			input_error(in.trace_path, in.trace.line(j),
 				    "no throughput for model " + j.model +
 					    " at batch size " +
 					    std::to_string(j.batch) + " in " +
@@ -274,12 +274,28 @@ public:
 		}
 		return p;
 	}
+	std::vector<std::string> policy_names() const override
+	{
+		return {"elasticflow", "ef-accessctrl", "elasticflow-noadmit",
+			"ef", "edf", "edf-admit", "edf-accessctrl", "tiresias",
+			"gandiva", "themis"};
+	}
+	std::vector<std::string> keys() const override
+	{
+		return {"ElasticFlow.Slot", "ElasticFlow.GpuType"};
+	}
 	RunResult run(const SimInput &in, const std::string &policy,
-		      const Params &params, const Progress &progress) override
+		      const Params &params, const Progress &progress,
+		      RunMode mode) override
 	{
 		Context ctx = make_context(in, table_, params, progress);
 		std::string p = lower(policy);
 		int gpn = ctx.gpus_per_node;
+		if (p == "tiresias")
+			return run_tiresias(ctx, params, mode);
+		/* The others read no parameter beyond the context's. */
+		if (mode == RunMode::Check)
+			return {};
 		if (p == "elasticflow" || p == "ef-accessctrl")
 			return run_ef(ctx, true, gpn);
 		if (p == "elasticflow-noadmit" || p == "ef")
@@ -288,8 +304,6 @@ public:
 			return run_edf(ctx, false);
 		if (p == "edf-admit" || p == "edf-accessctrl")
 			return run_edf(ctx, true);
-		if (p == "tiresias")
-			return run_tiresias(ctx, params);
 		if (p == "gandiva")
 			return run_gandiva(ctx, gpn);
 		if (p == "themis")

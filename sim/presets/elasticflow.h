@@ -118,6 +118,6 @@ RunResult run_themis(Context &ctx, int gpus_per_node);
 
 /* ElasticFlow's get_max_gpu for ef / ef-accessctrl (A100 or T4 rules). */
 int ef_max_gpu(const std::string &model, int batch, bool t4);
-RunResult run_tiresias(Context &ctx, const Params &params);
+RunResult run_tiresias(Context &ctx, const Params &params, RunMode mode);
 
 } /* namespace tidal::sim::elasticflow */

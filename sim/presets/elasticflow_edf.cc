@@ -200,7 +200,8 @@ void check_levels(const Context &ctx)
 			double v = e.row->at(g);
 			if (g > e.max_gpu || (std::isfinite(v) && v > 0))
 				continue;
-			input_error(ctx.in->trace_path, (long)e.job->index + 2,
+			input_error(ctx.in->trace_path,
+				    ctx.in->trace.line(*e.job),
 				    "edf: model " + e.job->model + " at batch " +
 					    std::to_string(e.job->batch) +
 					    " has no usable throughput at " +

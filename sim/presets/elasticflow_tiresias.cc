@@ -280,13 +280,15 @@ RunResult TiresiasRun::run()
 
 } /* namespace */
 
-RunResult run_tiresias(Context &ctx, const Params &params)
+RunResult run_tiresias(Context &ctx, const Params &params, RunMode mode)
 {
 	std::string err;
 	std::unique_ptr<Policy> p = make_policy("tiresias", params, &err);
 	if (!p)
 		throw InputError(err);
 	TiresiasOptions t = tiresias_options(params);
+	if (mode == RunMode::Check)
+		return {};
 	TiresiasRun r(ctx, *p, t.thresholds);
 	return r.run();
 }

@@ -47,8 +47,24 @@ public:
 		       "time-share allocations, dynamic batch sizes";
 	}
 	void prepare(SimInput &in) override;
-	RunResult run(const SimInput &in, const std::string &policy,
-		      const Params &params, const Progress &progress) override;
+	std::vector<std::string> policy_names() const override
+	{
+		return {"gandiva-fair", "fifo", "max-min-fairness",
+			"finish-time-fairness", "min-total-duration",
+			"max-sum-throughput", "allox", "shockwave"};
+	}
+	std::vector<std::string> keys() const override
+	{
+		return {"Gavel.RoundLength", "Gavel.ResetInterval",
+			"Gavel.PreemptionOverhead", "Gavel.CutoffFactor",
+			"Gavel.SolveStats", "Gavel.ScheduleLog",
+			"PolicyConfig.Json", "Shockwave.FutureRounds",
+			"Shockwave.TimeLimit", "Shockwave.MipGap",
+			"Shockwave.PriorityCap", "Allox.Alpha", "Allox.Seed"};
+	}
+	RunResult run(const SimInput &in, const std::string &name,
+		      const Params &params, const Progress &progress,
+		      RunMode mode) override;
 	MetricRules metric_rules() const override
 	{
 		MetricRules r;
@@ -158,9 +174,11 @@ ShockwaveConfig shockwave_config(const Params &params, const GavelRunConfig &g)
 	return c;
 }
 
-RunResult GavelPreset::run(const SimInput &in, const std::string &policy,
-			   const Params &params, const Progress &progress)
+RunResult GavelPreset::run(const SimInput &in, const std::string &name,
+			   const Params &params, const Progress &progress,
+			   RunMode mode)
 {
+	std::string policy = lower(name);
 	GavelRunConfig cfg;
 	cfg.round = params.get_double("Gavel.RoundLength", 120, 1, 86400);
 	cfg.reset_interval =
@@ -173,7 +191,10 @@ RunResult GavelPreset::run(const SimInput &in, const std::string &policy,
 	cfg.schedule_log = params.get_str("Gavel.ScheduleLog", "");
 	std::string err;
 	if (policy == "shockwave") {
-		Shockwave sw(shockwave_config(params, cfg));
+		ShockwaveConfig sc = shockwave_config(params, cfg);
+		if (mode == RunMode::Check)
+			return {};
+		Shockwave sw(sc);
 		auto none = make_gavel_allocator("gandiva-fair", params, &err);
 		RunResult r = gavel_simulate(model_, cfg, *none, progress, &sw);
 		for (JobResult &jr : r.jobs)
@@ -192,6 +213,8 @@ RunResult GavelPreset::run(const SimInput &in, const std::string &policy,
 				       "fifo, max-min-fairness, "
 				       "finish-time-fairness, min-total-duration, "
 				       "max-sum-throughput, allox, shockwave)");
+	if (mode == RunMode::Check)
+		return {};
 	RunResult r = gavel_simulate(model_, cfg, *alloc, progress);
 	for (JobResult &jr : r.jobs)
 		jr.name = in.trace.jobs[jr.id].name;

@@ -272,12 +272,25 @@ public:
 	Params policy_params(const std::string &policy) const override
 	{
 		for (const PolicyData &d : policies())
-			if (policy == d.name)
+			if (lower(policy) == d.name)
 				return Params::parse(d.params, "lucid preset");
 		return {};
 	}
+	std::vector<std::string> policy_names() const override
+	{
+		std::vector<std::string> out;
+		for (const PolicyData &d : policies())
+			out.push_back(d.name);
+		return out;
+	}
+	std::vector<std::string> keys() const override
+	{
+		return {"Lucid.Window", "Lucid.Estimates",
+			"Lucid.NegativeEstimate"};
+	}
 	RunResult run(const SimInput &in, const std::string &policy,
-		      const Params &params, const Progress &progress) override;
+		      const Params &params, const Progress &progress,
+		      RunMode mode) override;
 
 private:
 	RunResult run_lucid(const SimInput &in, const std::vector<Job> &jobs,
@@ -301,11 +314,11 @@ void LucidPreset::prepare(SimInput &in)
 	std::set<JobId> ids;
 	for (Job &j : in.trace.jobs) {
 		if (!ids.insert(j.id).second)
-			input_error(in.trace_path, 0,
+			input_error(in.trace_path, in.trace.line(j),
 				    "job " + std::to_string(j.id) +
 					    " appears twice in the window");
 		if (j.gpus > vc_gpus[j.group])
-			input_error(in.trace_path, 0,
+			input_error(in.trace_path, in.trace.line(j),
 				    "job " + std::to_string(j.id) + " asks for " +
 					    std::to_string(j.gpus) + " GPUs; VC " +
 					    j.group + " has " +
@@ -313,10 +326,12 @@ void LucidPreset::prepare(SimInput &in)
 		j.iterations = j.duration;
 		j.iter_time = 1;
 	}
+	/* Read whether or not it is used, so that it is never reported
+	 * as a key nobody read. */
+	double negative = in.policy_config.get_double(
+		"Lucid.NegativeEstimate", 1000, -1e18, 1e18);
 	if (!in.estimates_path.empty())
-		set_estimates(in.trace.jobs, in.estimates_path,
-			      in.policy_config.get_double(
-				      "Lucid.NegativeEstimate", 1000, -1e18, 1e18));
+		set_estimates(in.trace.jobs, in.estimates_path, negative);
 	else
 		learn_estimates(in, history, epoch);
 	if (!in.policy_config.errors().empty())
@@ -334,18 +349,19 @@ void LucidPreset::set_estimates(std::vector<Job> &jobs, const std::string &path,
 }
 
 RunResult LucidPreset::run(const SimInput &in, const std::string &policy,
-			   const Params &params, const Progress &progress)
+			   const Params &params, const Progress &progress,
+			   RunMode mode)
 {
-	const PolicyData &data = policy_data(policy);
+	const PolicyData &data = policy_data(lower(policy));
 	Model model = data.model;
 	model.levels = tiresias_options(params);
 	std::vector<Job> jobs = in.trace.jobs;
 	std::string est_path = params.get_str("Lucid.Estimates",
 					      in.estimates_path);
+	double negative = params.get_double("Lucid.NegativeEstimate", 1000,
+					    -1e18, 1e18);
 	if (est_path != in.estimates_path)
-		set_estimates(jobs, est_path,
-			      params.get_double("Lucid.NegativeEstimate", 1000,
-						-1e18, 1e18));
+		set_estimates(jobs, est_path, negative);
 	if (data.needs_estimates)
 		for (const Job &j : jobs)
 			if (j.estimate < 0)
@@ -358,7 +374,15 @@ RunResult LucidPreset::run(const SimInput &in, const std::string &policy,
 						    " needs one per job)");
 
 	if (model.progress == Model::Progress::Rate)
-		return run_lucid(in, jobs, progress);
+		return mode == RunMode::Check ? RunResult()
+					      : run_lucid(in, jobs, progress);
+	if (mode == RunMode::Check) {
+		/* One VC's policy reads what every VC's does. */
+		std::string err;
+		if (!make_policy(policy, params, &err))
+			throw InputError(err);
+		return {};
+	}
 
 	RunResult res;
 	res.policy = policy;

@@ -285,13 +285,13 @@ public:
 		for (const Job &j : in.trace.jobs) {
 			std::string id = "job " + std::to_string(j.id);
 			if (j.gpus > total)
-				input_error(in.trace.path, (long)j.index + 2,
+				input_error(in.trace.path, in.trace.line(j),
 					    id + " asks for " +
 						    std::to_string(j.gpus) +
 						    " GPUs; the cluster has " +
 						    std::to_string(total));
 			if (!(j.iter_time > 0) || !(j.iterations > 0))
-				input_error(in.trace.path, (long)j.index + 2,
+				input_error(in.trace.path, in.trace.line(j),
 					    id + " needs a positive "
 						 "iteration_time and "
 						 "iterations (Muri format)");
@@ -317,16 +317,34 @@ public:
 		}
 		return p;
 	}
+	/* The registry's, AntMan, and the anchor's names for ours. */
+	std::vector<std::string> policy_names() const override
+	{
+		std::vector<std::string> out = Preset::policy_names();
+		for (const char *n :
+		     {"antman", "shortest", "shortest-gpu", "dlas-gpu",
+		      "multi-resource-blossom-same-gpu",
+		      "multi-resource-blossom-same-gpu-unaware"})
+			out.push_back(n);
+		return out;
+	}
+	std::vector<std::string> keys() const override
+	{
+		return {"AntMan.UtilCap"};
+	}
 	RunResult run(const SimInput &in, const std::string &policy,
-		      const Params &params, const Progress &progress) override
+		      const Params &params, const Progress &progress,
+		      RunMode mode) override
 	{
 		std::string name = canonical(policy);
 		if (name == "antman")
-			return run_antman(in, params, progress);
+			return run_antman(in, params, progress, mode);
 		std::string err;
 		auto p = make_policy(name, params, &err);
 		if (!p)
 			throw InputError(err);
+		if (mode == RunMode::Check)
+			return {};
 		if (dynamic_cast<Muri *>(p.get())) {
 			GroupScheduler s(std::move(p), in.cluster);
 			return run_muri(in, s, progress);

@@ -305,11 +305,13 @@ void AntmanScheduler::schedule(std::vector<MJob *> &runnable, Time now)
 } /* namespace */
 
 RunResult run_antman(const SimInput &in, const Params &params,
-		     const Progress &progress)
+		     const Progress &progress, RunMode mode)
 {
 	double cap = params.get_double("AntMan.UtilCap", 0.8, 0, 10);
 	if (!params.errors().empty())
 		throw InputError(params.errors().back());
+	if (mode == RunMode::Check)
+		return {};
 	AntmanScheduler s(in.cluster, cap);
 	return run_muri(in, s, progress);
 }

@@ -144,7 +144,7 @@ RunResult run_muri(const SimInput &in, MuriScheduler &sched,
 
 /* AntMan (muri_antman.cc): its own scheduler over per-GPU state. */
 RunResult run_antman(const SimInput &in, const Params &params,
-		     const Progress &progress);
+		     const Progress &progress, RunMode mode);
 
 /* Apply PLAN to RUNNABLE at NOW: Start/Keep/Resize run at solo speed with
  * the job's own overhead, Preempt/Hold wait.  Used by the solo schedulers. */

@@ -6,16 +6,28 @@
  * overhead (Tidal.RestartOverhead, default 30 s: a checkpoint load on
  * NVMe plus NCCL setup).  Metrics use the numpy definitions.
  *
+ * The elasticflow policies plan with measured throughputs: --profiles DIR
+ * becomes their ElasticFlow.Profiles (a --param wins), and a job without
+ * a profile is held until the run ends, i.e. rejected - said before the
+ * replay, since the table of results alone would not say why.
+ *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #include "core/policies/muri.h"
 #include "core/policy.h"
+#include "core/throughput_table.h"
 #include "sim/csv.h"
 #include "sim/replay.h"
 
 namespace tidal::sim {
 
 namespace {
+
+bool plans_with_profiles(const std::string &policy)
+{
+	std::string p = lower(policy);
+	return p == "elasticflow" || p == "elasticflow-noadmit";
+}
 
 class NativePreset : public Preset {
 public:
@@ -27,14 +39,16 @@ public:
 	}
 	void prepare(SimInput &in) override
 	{
+		profiles_ = in.profiles_path;
 		int total = in.cluster.total_gpus();
 		for (Job &j : in.trace.jobs) {
 			if (j.gpus > total)
-				input_error(in.trace.path, 0,
+				input_error(in.trace.path, in.trace.line(j),
 					    "job " + std::to_string(j.id) +
 						    " asks for " +
 						    std::to_string(j.gpus) +
-						    " GPUs; the cluster has " +
+						    " GPUs; the cluster in " +
+						    in.cluster_path + " has " +
 						    std::to_string(total));
 			if (j.iter_time <= 0) {
 				/* Only a duration: one iteration a second. */
@@ -43,9 +57,36 @@ public:
 			}
 		}
 	}
-	RunResult run(const SimInput &in, const std::string &policy,
-		      const Params &params, const Progress &progress) override
+	/* The registry's policies but those that interleave jobs on shared
+	 * GPUs: this model has no group speeds yet (--preset muri has). */
+	std::vector<std::string> policy_names() const override
 	{
+		std::vector<std::string> out;
+		for (const PolicyInfo *i : all_policies()) {
+			auto p = i->make(Params());
+			if (!dynamic_cast<Muri *>(p.get()))
+				out.push_back(lower(i->name));
+		}
+		return out;
+	}
+	Params policy_params(const std::string &policy) const override
+	{
+		Params p;
+		if (plans_with_profiles(policy) && !profiles_.empty())
+			p.set("ElasticFlow.Profiles", profiles_, "--profiles");
+		return p;
+	}
+	std::vector<std::string> keys() const override
+	{
+		return {"Tidal.RestartOverhead"};
+	}
+	RunResult run(const SimInput &in, const std::string &policy,
+		      const Params &params, const Progress &progress,
+		      RunMode mode) override
+	{
+		RunResult checked;
+		if (mode == RunMode::Check && plans_with_profiles(policy))
+			check_profiles(in, policy, params, checked);
 		std::string err;
 		auto p = make_policy(policy, params, &err);
 		if (!p)
@@ -62,11 +103,57 @@ public:
 					      86400);
 		if (params.errors().size() > before)
 			throw InputError(params.errors()[before]);
+		if (mode == RunMode::Check)
+			return checked;
 		ReplayHooks hooks;
 		hooks.restart_overhead = [oh](const Job &, int) { return oh; };
 		return replay(in, *p, hooks, progress);
 	}
+
+private:
+	void check_profiles(const SimInput &in, const std::string &policy,
+			    const Params &params, RunResult &out) const;
+
+	std::string profiles_; /* --profiles, "" if none */
 };
+
+/* Say which jobs POLICY will reject for want of a throughput profile; a
+ * --profiles directory that does not load is an error (one given with
+ * --param is reported by the policy itself, as a bad value). */
+void NativePreset::check_profiles(const SimInput &in, const std::string &policy,
+				  const Params &params, RunResult &out) const
+{
+	std::string dir = params.get_str("ElasticFlow.Profiles", "");
+	if (dir.empty()) {
+		out.warnings.push_back(
+			"policy " + policy + " has no throughput profiles, so "
+			"it will reject every job; give --profiles DIR or "
+			"--param ElasticFlow.Profiles=DIR (one <model>.csv "
+			"throughput table per model, as for --preset "
+			"elasticflow)");
+		return;
+	}
+	ThroughputTable table;
+	std::string err;
+	if (!table.load_dir(dir, &err)) {
+		if (dir == profiles_)
+			throw InputError("--profiles " + err);
+		return;
+	}
+	long missing = 0;
+	const Job *first = nullptr;
+	for (const Job &j : in.trace.jobs)
+		if (!table.row(j.model, j.batch) && !missing++)
+			first = &j;
+	if (missing)
+		out.warnings.push_back(
+			"policy " + policy + ": " + std::to_string(missing) +
+			" of " + std::to_string(in.trace.jobs.size()) +
+			" jobs have no throughput profile in " + dir +
+			" and will be rejected (first: job " +
+			std::to_string(first->id) + ", model '" + first->model +
+			"' at batch " + std::to_string(first->batch) + ")");
+}
 
 PresetRegistrar reg("tidal", [] { return std::make_unique<NativePreset>(); });
 

@@ -98,8 +98,23 @@ public:
 	}
 	void prepare(SimInput &in) override;
 	Params policy_params(const std::string &policy) const override;
-	RunResult run(const SimInput &in, const std::string &policy,
-		      const Params &params, const Progress &progress) override;
+	std::vector<std::string> policy_names() const override
+	{
+		return {"tiresias", "optimus", "pollux"};
+	}
+	std::vector<std::string> keys() const override
+	{
+		/* Pollux's own policy is not in the registry: ask it. */
+		Params p;
+		(void)PolluxPolicy(p, 1);
+		std::vector<std::string> k = p.asked();
+		k.push_back("Pollux.Interval");
+		k.push_back("Pollux.CompareOut");
+		return k;
+	}
+	RunResult run(const SimInput &in, const std::string &name,
+		      const Params &params, const Progress &progress,
+		      RunMode mode) override;
 
 private:
 	std::map<std::string, PolluxApp> apps_;
@@ -123,19 +138,19 @@ void PolluxPreset::prepare(SimInput &in)
 		auto it = apps_.find(j.model);
 		std::string who = "job " + j.name + ": ";
 		if (it == apps_.end())
-			input_error(in.trace.path, (long)j.index + 2,
+			input_error(in.trace.path, in.trace.line(j),
 				    who + "no profile for application '" +
 					    j.model + "' under " +
 					    in.profiles_path);
 		const PolluxApp &a = it->second;
 		if (j.gpus < 1 || j.gpus > total)
-			input_error(in.trace.path, (long)j.index + 2,
+			input_error(in.trace.path, in.trace.line(j),
 				    who + "num_replicas " +
 					    std::to_string(j.gpus) +
 					    " is not within 1.." +
 					    std::to_string(total));
 		if (j.batch < a.init_batch_size || j.batch > a.max_batch_size)
-			input_error(in.trace.path, (long)j.index + 2,
+			input_error(in.trace.path, in.trace.line(j),
 				    who + "batch_size " +
 					    std::to_string(j.batch) +
 					    " is outside the validated " +
@@ -148,7 +163,7 @@ void PolluxPreset::prepare(SimInput &in)
 Params PolluxPreset::policy_params(const std::string &policy) const
 {
 	Params p;
-	if (policy == "tiresias") {
+	if (lower(policy) == "tiresias") {
 		p.set("Placement", "most-free");
 		p.set("Discipline", "quota");
 		p.set("Preemptive", "yes");
@@ -289,9 +304,11 @@ static void decide_elastic(ElasticRun &e, const Cluster &cluster, Round &r,
 	}
 }
 
-RunResult PolluxPreset::run(const SimInput &in, const std::string &policy,
-			    const Params &params, const Progress &progress)
+RunResult PolluxPreset::run(const SimInput &in, const std::string &name,
+			    const Params &params, const Progress &progress,
+			    RunMode mode)
 {
+	std::string policy = lower(name);
 	bool elastic = policy == "pollux" || policy == "optimus";
 	if (policy != "tiresias" && !elastic)
 		throw InputError("pollux preset: policy '" + policy +
@@ -310,6 +327,8 @@ RunResult PolluxPreset::run(const SimInput &in, const std::string &policy,
 	}
 	double interval = params.get_double("Pollux.Interval", 60, 1, 86400);
 	std::string compare_out = params.get_str("Pollux.CompareOut", "");
+	if (mode == RunMode::Check)
+		return {};
 
 	Round r;
 	size_t n = in.trace.jobs.size();

@@ -31,6 +31,8 @@ bool detect_gavel(const std::string &head)
 void read_gavel(const std::string &path, const std::string &text, Trace &t)
 {
 	Csv csv(path, text, '\t', false);
+	for (size_t r = 0; r < csv.rows(); r++)
+		t.row_lines.push_back(csv.line(r)); /* index = row */
 	for (size_t r = 0; r < csv.rows(); r++) {
 		if (csv.row(r).size() != 12)
 			csv.fail(r, "expected 12 tab-separated columns, found " +

@@ -184,6 +184,7 @@ void read_sacct(const std::string &path, const std::string &text, Trace &t)
 		}
 		if (t.jobs.empty() || j.submit < first)
 			first = j.submit;
+		t.row_lines.push_back(csv.line(r)); /* index = position */
 		t.jobs.push_back(std::move(j));
 	}
 	/* Ids the file does not make unique (see above, and a job listed

@@ -115,6 +115,47 @@ static void test_rejects_infeasible_deadline(void **)
 	assert_int_equal(decision(p, 2).gpus, 16);
 }
 
+/* D has a deadline but no known run time (no time limit, no
+ * --train-iters): elastic-edf rejects it saying what it lacks, not the
+ * placeholder's seconds; with --train-iters but no measured speed, the
+ * same with its own words; with a known time it starts. */
+static void test_rejects_unknown_work(void **)
+{
+	Cluster c = cluster(4, 8);
+	Job d = job(2, 1, 5, 365 * 86400.0);
+	d.min_gpus = 1;
+	d.max_gpus = 4;
+	d.deadline = 10 + 3600;
+	d.time_known = false;
+	d.iterations_known = false;
+	std::vector<Job> jobs = { d };
+	Plan p = make("elastic-edf")->decide(snapshot(c, jobs, 10));
+	assert_int_equal(decision(p, 2).action, Action::Reject);
+	assert_string_equal(decision(p, 2).reason.c_str(),
+			    "elastic-edf: rank 1 of 1, deadline in 3600 s; its "
+			    "work is unknown: no time limit and no "
+			    "--train-iters, so the deadline cannot be checked; "
+			    "give it a time limit (sbatch -t)");
+	assert_null(strstr(decision(p, 2).reason.c_str(), "7884000"));
+
+	jobs[0].iterations_known = true;
+	p = make("elastic-edf")->decide(snapshot(c, jobs, 10));
+	assert_int_equal(decision(p, 2).action, Action::Reject);
+	assert_non_null(strstr(decision(p, 2).reason.c_str(),
+			       "its run time is unknown: no time limit, and "
+			       "its --train-iters have no measured speed yet"));
+
+	/* elastic-fifo does not test deadlines: it runs it. */
+	assert_int_equal(
+		decision(make("elastic-fifo")->decide(snapshot(c, jobs, 10)), 2)
+			.action,
+		Action::Start);
+	jobs[0].time_known = true;
+	jobs[0].remaining = 100;
+	p = make("elastic-edf")->decide(snapshot(c, jobs, 10));
+	assert_int_equal(decision(p, 2).action, Action::Start);
+}
+
 /* One node of 8: rigid R runs on 4; pending E (2-8) starts at the 4
  * left.  With MinGrowth=2 a running E at 7 GPUs does not grow by 1. */
 static void test_pending_start_size_and_min_growth(void **)
@@ -155,6 +196,7 @@ int main(void)
 		cmocka_unit_test(test_shrinks_for_deadline_job),
 		cmocka_unit_test(test_fifo_keeps_earlier_job),
 		cmocka_unit_test(test_rejects_infeasible_deadline),
+		cmocka_unit_test(test_rejects_unknown_work),
 		cmocka_unit_test(test_pending_start_size_and_min_growth),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -69,6 +69,23 @@ static void test_no_level_meets(void **)
 	assert_false(p.meets);
 }
 
+/* The same on a 3-GPU cluster: "the whole cluster" is the job's largest
+ * level that fits it, 2 GPUs, never 3, which its profile has no
+ * throughput for.  2 GPUs x 100 s = 200 iterations, 800 left at 2/s. */
+static void test_no_level_meets_odd_cluster(void **)
+{
+	ThroughputRow r = linear();
+	EfEnv env = {0, 10, 3};
+	EfTimeline f(0, 3);
+	EfPlan p;
+	assert_false(ef_plan({&r, 4, 1000, 100}, env, f, &p));
+	assert_int_equal(p.real_end, 500);
+	assert_int_equal(p.end, 500);
+	for (const auto &[t, g] : p.alloc.to_map())
+		assert_true(g == 0 || g == 1 || g == 2 || g == 4);
+	assert_true(f.to_map().rbegin()->second == 3);
+}
+
 static EfEntry entry(const ThroughputRow *r, double iters, SlotTime ddl)
 {
 	EfEntry e;
@@ -232,17 +249,73 @@ static void test_policy_rejects(void **)
 	fs::remove_all(dir);
 }
 
+/* Jobs it cannot plan: a pending one is rejected naming what it lacks
+ * (never held forever with an empty model name); a running one is held,
+ * which changes nothing in slurmctld. */
+static void test_policy_rejects_unplannable(void **)
+{
+	namespace fs = std::filesystem;
+	fs::path dir = fs::temp_directory_path() /
+		       ("tidal-ef-u-" + std::to_string(::getpid()));
+	fs::create_directories(dir);
+	std::ofstream(dir / "m.csv") << "global_batch_size,1,2,4\n8,1,2,4\n";
+	Params params;
+	params.set("ElasticFlow.Profiles", dir.string());
+	std::string err;
+	auto pol = make_policy("elasticflow", params, &err);
+	assert_non_null(pol.get());
+	Cluster c;
+	Node n;
+	n.name = "n0";
+	n.gpus = 4;
+	c.nodes.push_back(n);
+	Job bare = pending_job(1, 100, 1000), other = pending_job(2, 100, 1000),
+	    batch = pending_job(3, 100, 1000), ok = pending_job(4, 100, 1000),
+	    run = pending_job(5, 100, 1000);
+	bare.model = "";
+	bare.batch = 0;
+	bare.iterations_known = false;
+	other.model = "resnet";
+	batch.batch = 64;
+	run.model = "";
+	run.state = JobState::Running;
+	Snapshot snap;
+	snap.cluster = &c;
+	snap.jobs = {&bare, &other, &batch, &ok, &run};
+	Plan plan = pol->decide(snap);
+	auto reason = [&](JobId id) { return plan.find(id)->reason; };
+	assert_int_equal((int)plan.find(1)->action, (int)Action::Reject);
+	assert_string_equal(reason(1).c_str(),
+			    "elasticflow cannot plan this job without its "
+			    "throughput profile and its iterations: no "
+			    "--train-model, no --train-batch, no --train-iters");
+	assert_int_equal((int)plan.find(2)->action, (int)Action::Reject);
+	assert_non_null(strstr(reason(2).c_str(),
+			       "no throughput table for --train-model=resnet "
+			       "(tables: m)"));
+	assert_int_equal((int)plan.find(3)->action, (int)Action::Reject);
+	assert_non_null(strstr(reason(3).c_str(),
+			       "m's table has no row for --train-batch=64 "
+			       "(rows: 8)"));
+	assert_int_equal((int)plan.find(4)->action, (int)Action::Start);
+	assert_int_equal((int)plan.find(5)->action, (int)Action::Hold);
+	assert_non_null(strstr(reason(5).c_str(), "no --train-model"));
+	fs::remove_all(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_minimum_share),
 		cmocka_unit_test(test_no_level_meets),
+		cmocka_unit_test(test_no_level_meets_odd_cluster),
 		cmocka_unit_test(test_admission),
 		cmocka_unit_test(test_leftover),
 		cmocka_unit_test(test_marginal_value),
 		cmocka_unit_test(test_gpu_time),
 		cmocka_unit_test(test_buddy),
 		cmocka_unit_test(test_policy_rejects),
+		cmocka_unit_test(test_policy_rejects_unplannable),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

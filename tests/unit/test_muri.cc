@@ -38,7 +38,8 @@ static RunResult run(const char *policy, Cluster c, std::vector<Job> jobs)
 	in.trace.path = "test.csv";
 	in.trace.jobs = std::move(jobs);
 	preset->prepare(in);
-	return preset->run(in, policy, preset->policy_params(policy), {});
+	return preset->run(in, policy, preset->policy_params(policy), {},
+			   RunMode::Replay);
 }
 
 static const JobResult &result(const RunResult &r, JobId id)
@@ -195,7 +196,8 @@ static void test_muri_s_pair(void **)
 		preset->prepare(in);
 		Params p = preset->policy_params("muri-s");
 		p.set("Muri.Matcher", m);
-		RunResult r = preset->run(in, "muri-s", p, {});
+		RunResult r =
+			preset->run(in, "muri-s", p, {}, RunMode::Replay);
 		double t = 100 * (1.1 * (1.33 / 1.015));
 		assert_near(result(r, 1).end, t);
 		assert_near(result(r, 2).end, t);

@@ -1,6 +1,7 @@
 /*
  * test_params.cc - Key=Value parsing and the typed getters: values, the
- * defaults they fall back to, and errors that name key, value and rule.
+ * defaults they fall back to, errors that name key, value and rule, and
+ * the keys nobody asked for.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -74,8 +75,7 @@ static void test_get_double(void **)
 	/* Out of range / not a number: the default, and an error naming the
 	 * key, the value and the rule. */
 	assert_true(p.get_double("Big", 1, 0, 10) == 1);
-	assert_true(has_error(p, "Big=11: must be a number in [0, 10]; "
-				 "using the default 1"));
+	assert_true(has_error(p, "Big=11: must be a number in [0, 10]"));
 	assert_true(p.get_double("Word", 3, 0, 10) == 3);
 	assert_true(has_error(p, "Word=fast"));
 	assert_true(p.get_double("Inf", 3, 0, 1e300) == 3);
@@ -113,8 +113,7 @@ static void test_get_bool(void **)
 	assert_false(p.get_bool("h", true));
 	assert_true(p.errors().empty());
 	assert_true(p.get_bool("i", true));
-	assert_true(has_error(p, "i=maybe: must be yes or no; using the "
-				 "default yes"));
+	assert_true(has_error(p, ":1: i=maybe: must be yes or no"));
 	assert_false(p.get_bool("absent", false));
 }
 
@@ -152,9 +151,160 @@ static void test_get_choice(void **)
 		"switch-aware");
 	assert_string_equal(p.get_choice("Bad", "consolidated", ch).c_str(),
 			    "consolidated");
-	assert_true(has_error(p, "cfg: Bad=diagonal: must be one of "
-				 "consolidated, switch-aware; using the "
-				 "default consolidated"));
+	assert_string_equal(p.errors()[0].c_str(),
+			    "cfg:1: Bad=diagonal: must be one of "
+			    "consolidated, switch-aware");
+}
+
+/* errors() never says "using the default": tidal-sim stops on them.
+ * errors_using_defaults() says what a caller that goes on (the plugin)
+ * did instead. */
+static void test_errors_with_and_without_fallback(void **)
+{
+	Params p = Params::parse("N=abc\nbare\nT=1,x\nL=0\n", "tidal.conf");
+	p.get_long("n", 5, 0, 10);
+	p.get_list("t", {3250, 7200}, 0, 1e9);
+	p.get_list("l", {}, 1, 2);
+	assert_int_equal(p.errors().size(), 4);
+	for (const std::string &e : p.errors())
+		assert_null(strstr(e.c_str(), "default"));
+	std::vector<std::string> go_on = p.errors_using_defaults();
+	assert_int_equal(go_on.size(), 4);
+	assert_string_equal(go_on[0].c_str(),
+			    "tidal.conf:2: 'bare' is not Key=Value; ignored");
+	assert_string_equal(go_on[1].c_str(),
+			    "tidal.conf:1: N=abc: must be an integer in "
+			    "[0, 10]; using the default 5");
+	assert_string_equal(go_on[2].c_str(),
+			    "tidal.conf:3: T=1,x: must be a comma separated "
+			    "list of numbers in [0, 1e+09]; using the default "
+			    "3250,7200");
+	assert_string_equal(go_on[3].c_str(),
+			    "tidal.conf:4: L=0: must be a comma separated "
+			    "list of numbers in [1, 2]; using the default (an "
+			    "empty list)");
+}
+
+/* A pair names where it came from: a file and line, or an option written
+ * as on the command line; the key as the user spelled it. */
+static void test_errors_name_origin(void **)
+{
+	Params p = Params::parse("Placement=nowhere", "x.conf");
+	p.set("tiresias.THRESHOLDS", "abc", "--param");
+	p.set("Tidal.RestartOverhead", "-5", "--param");
+	p.get_choice("placement", "consolidated",
+		     {"consolidated", "best-fit"});
+	p.get_list("Tiresias.Thresholds", {1}, 0, 1e18);
+	p.get_double("Tidal.RestartOverhead", 30, 0, 86400);
+	assert_int_equal(p.errors().size(), 3);
+	assert_string_equal(p.errors()[0].c_str(),
+			    "x.conf:1: Placement=nowhere: must be one of "
+			    "consolidated, best-fit");
+	assert_string_equal(p.errors()[1].c_str(),
+			    "--param tiresias.THRESHOLDS=abc: must be a comma "
+			    "separated list of numbers in [0, 1e+18]");
+	assert_string_equal(p.errors()[2].c_str(),
+			    "--param Tidal.RestartOverhead=-5: must be a "
+			    "number in [0, 86400]");
+	/* A near choice is suggested. */
+	p.set("Placement", "best-fti", "--param");
+	p.get_choice("Placement", "consolidated", {"consolidated", "best-fit"});
+	assert_true(has_error(p, "best-fit (did you mean best-fit?)"));
+}
+
+/* A value the caller checks itself is reported like the getters' own. */
+static void test_invalid(void **)
+{
+	Params p;
+	p.set("Dir", "/nowhere", "--param");
+	p.invalid("dir", "no tables there", "every job is held");
+	p.invalid("Absent", "never reported", "");
+	assert_int_equal(p.errors().size(), 1);
+	assert_string_equal(p.errors()[0].c_str(),
+			    "--param Dir=/nowhere: no tables there");
+	assert_string_equal(p.errors_using_defaults()[0].c_str(),
+			    "--param Dir=/nowhere: no tables there; every job "
+			    "is held");
+}
+
+/* Keys set but never asked for are listed, with the nearest asked-for
+ * key; has() and every getter count as asking, whatever the case. */
+static void test_unused_keys(void **)
+{
+	Params p = Params::parse("Tiresias.Treshold=5 PLACEMENT=count", "c");
+	p.set("Other.Key", "1", "--param");
+	p.set("Preemptive", "yes");
+	assert_int_equal(p.unused().size(), 4);
+	p.get_list("Tiresias.Thresholds", {}, 0, 1e18);
+	p.get_choice("placement", "consolidated", {"count", "consolidated"});
+	p.has("preemptive");
+	std::vector<Params::Unused> u = p.unused();
+	assert_int_equal(u.size(), 2);
+	assert_string_equal(u[0].key.c_str(), "Other.Key");
+	assert_string_equal(u[0].pair.c_str(), "--param Other.Key=1");
+	assert_string_equal(u[0].suggestion.c_str(), "");
+	assert_string_equal(u[1].key.c_str(), "Tiresias.Treshold");
+	assert_string_equal(u[1].value.c_str(), "5");
+	assert_string_equal(u[1].pair.c_str(), "c:1: Tiresias.Treshold=5");
+	assert_string_equal(u[1].suggestion.c_str(), "Tiresias.Thresholds");
+	/* Asked-for keys keep the caller's spelling. */
+	std::vector<std::string> a = p.asked();
+	assert_int_equal(a.size(), 3);
+	assert_string_equal(a[0].c_str(), "placement");
+	assert_string_equal(a[2].c_str(), "Tiresias.Thresholds");
+}
+
+/* A policy reads a copy (preset defaults merged with the user's); what it
+ * asked counts for the user's object through add_asked(). */
+static void test_asked_through_copies(void **)
+{
+	Params user;
+	user.set("Muri.Matcher", "anchor", "--param");
+	user.set("Qssf.Ties", "gpus", "--param");
+	Params copy;
+	copy.set("Placement", "count");
+	copy.merge(user);
+	copy.get_choice("Muri.Matcher", "lemon", {"lemon", "anchor"});
+	assert_int_equal(user.unused().size(), 2);
+	user.add_asked(copy);
+	assert_int_equal(user.unused().size(), 1);
+	assert_string_equal(user.unused()[0].key.c_str(), "Qssf.Ties");
+	/* merge() keeps what was asked of both. */
+	Params m;
+	m.get_bool("A", false);
+	Params n;
+	n.get_bool("B", false);
+	m.merge(n);
+	assert_int_equal(m.asked().size(), 2);
+}
+
+/* A rejected value is listed with the default used instead, so that what
+ * is in force can be shown; setting the key again clears it. */
+static void test_rejected_in_force(void **)
+{
+	Params p = Params::parse("CycleInterval=abc Port=99999 Flag=maybe "
+				 "List=1,,2 Pick=z Good=3",
+				 "t.conf");
+	assert_true(p.get_double("CycleInterval", 2, 0.1, 3600) == 2);
+	assert_int_equal(p.get_long("Port", 6829, 0, 65535), 6829);
+	assert_true(p.get_bool("Flag", true));
+	assert_int_equal(p.get_list("List", {3, 4}, 0, 9).size(), 2);
+	assert_string_equal(p.get_choice("Pick", "a", {"a", "b"}).c_str(), "a");
+	assert_int_equal(p.get_long("Good", 1, 0, 9), 3);
+	const auto &r = p.rejected();
+	assert_int_equal(r.size(), 5);
+	assert_string_equal(r.at("cycleinterval").c_str(), "2");
+	assert_string_equal(r.at("port").c_str(), "6829");
+	assert_string_equal(r.at("flag").c_str(), "yes");
+	assert_string_equal(r.at("list").c_str(), "3,4");
+	assert_string_equal(r.at("pick").c_str(), "a");
+	assert_true(r.count("good") == 0);
+	/* items() still holds what was given. */
+	assert_string_equal(p.items().at("cycleinterval").c_str(), "abc");
+	Params q = p; /* a copy keeps them, as the plugin's does */
+	q.set("Port", "7000");
+	assert_int_equal(q.rejected().size(), 4);
+	assert_int_equal(q.get_long("Port", 6829, 0, 65535), 7000);
 }
 
 int main(void)
@@ -168,6 +318,12 @@ int main(void)
 		cmocka_unit_test(test_get_bool),
 		cmocka_unit_test(test_get_list),
 		cmocka_unit_test(test_get_choice),
+		cmocka_unit_test(test_rejected_in_force),
+		cmocka_unit_test(test_errors_with_and_without_fallback),
+		cmocka_unit_test(test_errors_name_origin),
+		cmocka_unit_test(test_invalid),
+		cmocka_unit_test(test_unused_keys),
+		cmocka_unit_test(test_asked_through_copies),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -5,6 +5,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
+#include <algorithm>
 #include <cmath>
 
 #include "sim/csv.h"
@@ -46,7 +47,7 @@ static RunResult run(const char *policy, double overhead)
 	preset->prepare(in);
 	Params p;
 	p.set("Tidal.RestartOverhead", std::to_string(overhead));
-	return preset->run(in, policy, p, {});
+	return preset->run(in, policy, p, {}, RunMode::Replay);
 }
 
 static const JobResult &result(const RunResult &r, JobId id)
@@ -123,19 +124,97 @@ static void test_srtf_with_overhead(void **)
 }
 
 /* A job larger than the cluster is refused when the preset prepares the
- * input, naming the job. */
+ * input, naming the trace's line, the job, its GPUs and the cluster's. */
 static void test_too_large(void **)
 {
 	std::string err;
 	auto preset = make_preset("tidal", &err);
 	SimInput in = scenario();
+	in.cluster_path = "slurm.conf";
+	in.trace.row_lines = {2, 3, 5};
 	in.trace.jobs[1].gpus = 5;
 	try {
 		preset->prepare(in);
 		fail_msg("a 5-GPU job was accepted on 4 GPUs");
 	} catch (const InputError &e) {
-		assert_non_null(strstr(e.what(), "job 2 asks for 5 GPUs"));
+		assert_string_equal(e.what(),
+				    "hand:3: job 2 asks for 5 GPUs; the "
+				    "cluster in slurm.conf has 4");
 	}
+}
+
+/* RunMode::Check builds the policy and reads its keys, and replays
+ * nothing: what tidal-sim does with every policy before the first
+ * replay. */
+static void test_check_mode(void **)
+{
+	std::string err;
+	auto preset = make_preset("tidal", &err);
+	SimInput in = scenario();
+	preset->prepare(in);
+	Params p;
+	p.set("Tidal.RestartOverhead", "10");
+	p.set("Tiresias.Thresholds", "100");
+	p.set("Bogus", "1");
+	RunResult r = preset->run(in, "tiresias", p, {}, RunMode::Check);
+	assert_int_equal(r.jobs.size(), 0);
+	assert_int_equal(r.events, 0);
+	std::vector<Params::Unused> u = p.unused();
+	assert_int_equal(u.size(), 1);
+	assert_string_equal(u[0].key.c_str(), "Bogus");
+	/* fifo reads no Tiresias key. */
+	Params q;
+	q.set("Tiresias.Thresholds", "100");
+	preset->run(in, "fifo", q, {}, RunMode::Check);
+	assert_int_equal(q.unused().size(), 1);
+}
+
+/* elasticflow plans with throughput tables: without them it would reject
+ * every job, which the check says; --profiles gives them, and one that
+ * does not load is an error. */
+static void test_elasticflow_profiles(void **)
+{
+	std::string err;
+	auto preset = make_preset("tidal", &err);
+	SimInput in = scenario();
+	preset->prepare(in);
+	Params p = preset->policy_params("elasticflow");
+	RunResult r = preset->run(in, "elasticflow", p, {}, RunMode::Check);
+	assert_int_equal(r.warnings.size(), 1);
+	assert_non_null(strstr(r.warnings[0].c_str(),
+			       "policy elasticflow has no throughput profiles, "
+			       "so it will reject every job; give --profiles "
+			       "DIR or --param ElasticFlow.Profiles=DIR"));
+	in.profiles_path = "/nonexistent-tidal-profiles";
+	preset->prepare(in);
+	p = preset->policy_params("elasticflow");
+	assert_string_equal(p.get_str("ElasticFlow.Profiles", "").c_str(),
+			    "/nonexistent-tidal-profiles");
+	try {
+		preset->run(in, "elasticflow", p, {}, RunMode::Check);
+		fail_msg("a missing --profiles directory was accepted");
+	} catch (const InputError &e) {
+		assert_non_null(strstr(e.what(), "--profiles "
+						 "/nonexistent-tidal-profiles: "
+						 "cannot read throughput "
+						 "tables"));
+	}
+	/* Only the elasticflow policies read it. */
+	assert_false(preset->policy_params("fifo").has("ElasticFlow.Profiles"));
+}
+
+/* --policy names the tidal preset accepts: the registry's, but those
+ * that interleave jobs (they need --preset muri). */
+static void test_policy_names(void **)
+{
+	std::string err;
+	auto preset = make_preset("tidal", &err);
+	std::vector<std::string> n = preset->policy_names();
+	auto has = [&](const char *x) {
+		return std::find(n.begin(), n.end(), x) != n.end();
+	};
+	assert_true(has("fifo") && has("tiresias") && has("elasticflow"));
+	assert_false(has("muri-s") || has("muri-l"));
 }
 
 /* A bad RestartOverhead is an error, not a silent default. */
@@ -148,7 +227,7 @@ static void test_bad_overhead(void **)
 	Params p;
 	p.set("Tidal.RestartOverhead", "-5");
 	try {
-		preset->run(in, "fifo", p, {});
+		preset->run(in, "fifo", p, {}, RunMode::Replay);
 		fail_msg("RestartOverhead=-5 was accepted");
 	} catch (const InputError &e) {
 		assert_non_null(strstr(e.what(), "Tidal.RestartOverhead=-5"));
@@ -162,6 +241,9 @@ int main(void)
 		cmocka_unit_test(test_fifo_without_overhead),
 		cmocka_unit_test(test_srtf_with_overhead),
 		cmocka_unit_test(test_too_large),
+		cmocka_unit_test(test_check_mode),
+		cmocka_unit_test(test_elasticflow_profiles),
+		cmocka_unit_test(test_policy_names),
 		cmocka_unit_test(test_bad_overhead),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);

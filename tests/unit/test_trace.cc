@@ -337,6 +337,59 @@ static void test_detection(void **)
 	}
 }
 
+/* A file no format recognises: empty, or a header that is close to one
+ * format - named, with what it lacks. */
+static void test_detection_explains(void **)
+{
+	expect_error("", "", "F: the trace is empty");
+	expect_error("\n \n", "", "F: the trace holds only blank lines");
+	expect_error("id,submit,gpus\n1,0,2\n", "",
+		     "F:1: cannot tell the trace format: the header is closest "
+		     "to the tidal format but lacks column 'duration'");
+	expect_error("id,submit,gpus,duraton\n1,0,2,5\n", "",
+		     "F:1: cannot tell the trace format: the header is closest "
+		     "to the tidal format but lacks column 'duration' (the "
+		     "header has 'duraton')");
+	expect_error("id,gpus,submit,duration\n1,2,0,5\n", "",
+		     "F:1: the header has the columns of the tidal format, in "
+		     "another order than detection expects; give "
+		     "--trace-format tidal");
+	/* ElasticFlow over Muri: more of its columns are there. */
+	expect_error("job_id,submit_time,num_gpu,duration,model_name,"
+		     "batch_size,iteration\n1,0,1,5,m,8,10\n",
+		     "",
+		     "F:1: cannot tell the trace format: the header is closest "
+		     "to the elasticflow format but lacks column 'ddl' (or "
+		     "'deadline')");
+	expect_error("JobID|User\n1|a\n", "",
+		     "F:1: cannot tell the trace format: the header is closest "
+		     "to the sacct format but lacks column 'Submit'");
+	expect_error("M (batch size 8)\tb\tc\n", "",
+		     "F:1: cannot tell the trace format: the line looks like a "
+		     "gavel trace, which has 12 tab-separated columns, not 3");
+	/* One column of four is not close to anything. */
+	expect_error("id,a,b,c\n1,2,3,4\n", "",
+		     "F:1: cannot tell the trace format from the first line; "
+		     "give --trace-format (known: muri, elasticflow, lucid, "
+		     "pollux, gavel, sacct, tidal)");
+}
+
+/* Each job knows the line it was read from, blank lines counted. */
+static void test_lines(void **)
+{
+	Trace t = load_trace(put("id,submit,gpus,duration\n1,0,1,10\n\n"
+				 "2,5,1,10\n"));
+	assert_int_equal(t.line(t.jobs[0]), 2);
+	assert_int_equal(t.line(t.jobs[1]), 4);
+	Trace s = load_trace(put(kSacct));
+	assert_int_equal(s.line(s.jobs[0]), 2);
+	assert_int_equal(s.line(s.jobs[1]), 4);
+	assert_int_equal(s.line(s.jobs[2]), 6);
+	Job stray;
+	stray.index = 99;
+	assert_int_equal(t.line(stray), 0);
+}
+
 static void test_errors(void **)
 {
 	const char *tidal_head = "id,submit,gpus,duration\n";
@@ -420,6 +473,8 @@ int main(void)
 		cmocka_unit_test(test_sacct_start_end_and_ids),
 		cmocka_unit_test(test_tidal),
 		cmocka_unit_test(test_detection),
+		cmocka_unit_test(test_detection_explains),
+		cmocka_unit_test(test_lines),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_parse_datetime),
 	};

@@ -1,0 +1,32 @@
+/*
+ * number_text.h - how Tidal prints a measured number for people: three
+ * decimals with trailing zeros dropped, and three significant digits for a
+ * value too small for that.  tidalctl's records and the plugin's JSON
+ * replies print the same text.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+namespace tidal {
+
+/* V (finite, not whole) as "0.053", "12.5", "1.23e-05". */
+inline std::string decimal_text(double v)
+{
+	char buf[64];
+	std::snprintf(buf, sizeof(buf), "%.3f", v);
+	std::string s = buf;
+	s.erase(s.find_last_not_of('0') + 1);
+	if (s.back() == '.')
+		s.pop_back();
+	if (s == "0" || s == "-0") {
+		std::snprintf(buf, sizeof(buf), "%.3g", v);
+		s = buf;
+	}
+	return s;
+}
+
+} /* namespace tidal */

@@ -1,0 +1,79 @@
+/*
+ * test_suggest.cc - "did you mean": edit distance with swaps, case
+ * ignored, the nearest close candidate or none.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include "core/suggest.h"
+
+#include "tests/unit/unit.h"
+
+using namespace tidal;
+
+static void test_edit_distance(void **)
+{
+	assert_int_equal(edit_distance("", ""), 0);
+	assert_int_equal(edit_distance("abc", ""), 3);
+	assert_int_equal(edit_distance("", "abc"), 3);
+	assert_int_equal(edit_distance("kitten", "sitting"), 3);
+	/* Case does not count; a swap of neighbours is one edit. */
+	assert_int_equal(edit_distance("FIFO", "fifo"), 0);
+	assert_int_equal(edit_distance("muir", "muri"), 1);
+	assert_int_equal(edit_distance("Tiresias.Treshold",
+				       "Tiresias.Thresholds"), 2);
+}
+
+/* The typos of the issue find what was meant, spelled as the candidate. */
+static void test_nearest_finds_typos(void **)
+{
+	std::vector<std::string> keys = {"Tiresias.Order",
+					 "Tiresias.Thresholds", "Placement",
+					 "Preemptive"};
+	assert_string_equal(nearest("Tiresias.Treshold", keys).c_str(),
+			    "Tiresias.Thresholds");
+	assert_string_equal(nearest("tiresias.thresholds", keys).c_str(),
+			    "Tiresias.Thresholds");
+	assert_string_equal(nearest("Placment", keys).c_str(), "Placement");
+	/* A key without its prefix finds the dotted one. */
+	assert_string_equal(nearest("Thresholds", keys).c_str(),
+			    "Tiresias.Thresholds");
+	std::vector<std::string> presets = {"tidal", "muri", "elasticflow",
+					    "lucid", "pollux", "gavel"};
+	assert_string_equal(nearest("muir", presets).c_str(), "muri");
+	assert_string_equal(nearest("elasticflw", presets).c_str(),
+			    "elasticflow");
+}
+
+/* Far words get no guess: a wrong guess misleads more than none. */
+static void test_nearest_refuses_far_words(void **)
+{
+	std::vector<std::string> policies = {"fifo", "sjf", "srtf", "tiresias"};
+	assert_string_equal(nearest("xyz", policies).c_str(), "");
+	assert_string_equal(nearest("backfill", policies).c_str(), "");
+	assert_string_equal(nearest("", policies).c_str(), "");
+	assert_string_equal(nearest("fifo", {}).c_str(), "");
+	/* Short words allow one edit. */
+	assert_string_equal(nearest("sjg", policies).c_str(), "sjf");
+	assert_string_equal(nearest("sxg", policies).c_str(), "");
+}
+
+/* Ties go to the first candidate, so messages do not change run to run. */
+static void test_nearest_ties_and_wording(void **)
+{
+	assert_string_equal(nearest("srsf", {"srtf", "srsg"}).c_str(), "srtf");
+	assert_string_equal(nearest("srsf", {"srsg", "srtf"}).c_str(), "srsg");
+	assert_string_equal(did_you_mean("fifi", {"fifo"}).c_str(),
+			    " (did you mean fifo?)");
+	assert_string_equal(did_you_mean("zzzz", {"fifo"}).c_str(), "");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_edit_distance),
+		cmocka_unit_test(test_nearest_finds_typos),
+		cmocka_unit_test(test_nearest_refuses_far_words),
+		cmocka_unit_test(test_nearest_ties_and_wording),
+	};
+	return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
