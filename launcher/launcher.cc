@@ -6,6 +6,7 @@
 #include "launcher/launcher.h"
 
 #include "launcher/log.h"
+#include "nodeagent/wire.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -54,6 +55,30 @@ int Launcher::run()
 	return supervise();
 }
 
+/* The store's Auth from --store-auth, with munged's socket from
+ * TIDAL_MUNGE_SOCKET, else slurm.conf's AuthInfo=socket=, else MUNGE's
+ * default.  RET false with ERR if munge is asked for and munged does not
+ * answer. */
+bool Launcher::store_auth(std::string &err)
+{
+	const char *env = std::getenv("TIDAL_MUNGE_SOCKET");
+	auth_.socket = env && *env ? env : wire::read_slurm_side().munge_socket;
+	auth_.munge = o_.store_auth != "none";
+	std::string cred, e;
+	if (auth_.munge && wire::munge_credential(auth_.socket, &cred, &e))
+		return true;
+	if (o_.store_auth == "munge") {
+		err = "--store-auth munge: " + e;
+		return false;
+	}
+	auth_.munge = false;
+	note("warning: the rendezvous store %s takes requests from anyone "
+	     "who can reach it (%s); --store-auth munge makes this an error",
+	     store_addr_.c_str(),
+	     o_.store_auth == "none" ? "--store-auth none" : e.c_str());
+	return true;
+}
+
 bool Launcher::setup(std::string &err)
 {
 	/* Signals arrive through a signalfd; block them before the store's
@@ -80,8 +105,15 @@ bool Launcher::setup(std::string &err)
 	     o_.job.c_str(), o_.node.c_str(), o_.node_index, o_.nodes,
 	     o_.ranks, o_.ranks == 1 ? "" : "s", join(o_.trainer).c_str(),
 	     job_dir_.c_str(), o_.restart_budget);
+	if (!store_auth(err))
+		return false;
+	store_.set_auth(auth_);
 	if (o_.node_index == 0) {
 		server_ = std::make_unique<store::Server>();
+		server_->set_auth(auth_);
+		server_->set_log([this](const std::string &m) {
+			note("%s", m.c_str());
+		});
 		if (!server_->start(o_.store_host, o_.store_port, err)) {
 			err = "rendezvous store: " + err +
 			      "; HINT: pick a free port with --store HOST:PORT";
@@ -251,6 +283,9 @@ bool Launcher::spawn_all(int base, const std::optional<Resume> &r,
 			"TIDAL_STORE=" + store_addr_,
 			"TIDAL_STORE_PREFIX=" + o_.job + "/" +
 				std::to_string(generation_),
+			std::string("TIDAL_STORE_AUTH=") +
+				(auth_.munge ? "munge" : "none"),
+			"TIDAL_MUNGE_SOCKET=" + auth_.socket,
 			"TIDAL_CKPT_DIR=" + job_dir_,
 			"TIDAL_EVENT_FD=3",
 			"TIDAL_GENERATION=" + std::to_string(generation_),

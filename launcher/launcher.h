@@ -47,6 +47,10 @@ public:
 	explicit Launcher(const Options &o) : o_(o) {}
 	/* RET the process exit status. */
 	int run();
+	/* The signal (SIGTERM, SIGINT, SIGHUP) that interrupted training
+	 * and ended the launcher, 0 if none: main() dies by it, so that
+	 * Slurm records an interrupted job, not a finished one. */
+	int interrupted_by() const { return term_signal_; }
 
 private:
 	enum class State {
@@ -98,12 +102,14 @@ private:
 	std::string ckpt_json(const Ckpt &c) const;
 	bool all_exited() const;
 	bool all_started() const;
+	bool store_auth(std::string &err);
 
 	Options o_;
 	std::string ckpt_root_, job_dir_, tidald_sock_, store_addr_;
 	std::string none_why_; /* why node 0 found no checkpoint */
 	std::unique_ptr<store::Server> server_;
 	store::Client store_;
+	store::Auth auth_; /* the store's, passed on to the ranks */
 	ControlServer ctl_;
 	Binder binder_;
 	bool binding_ = false;      /* topology loaded */
@@ -115,6 +121,7 @@ private:
 	State state_ = State::Starting;
 	std::vector<Rank> ranks_;
 	int exit_code_ = -1;        /* >= 0: leave the loop with it */
+	int term_signal_ = 0;       /* the signal that ended training */
 
 	/* What status reports, from the rank 0 events. */
 	uint64_t step_ = 0;

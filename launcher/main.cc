@@ -10,6 +10,7 @@
 #include "launcher/options.h"
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -84,5 +85,16 @@ int main(int argc, char **argv)
 	if (!o.ctl_op.empty())
 		return control_client(o);
 	tidal::launch::Launcher l(o);
-	return l.run();
+	int rc = l.run();
+	if (int sig = l.interrupted_by()) {
+		/* Die by it: an exit status of 0 would tell Slurm the training
+		 * finished. */
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, sig);
+		std::signal(sig, SIG_DFL);
+		sigprocmask(SIG_UNBLOCK, &set, nullptr);
+		raise(sig);
+	}
+	return rc;
 }

@@ -40,6 +40,10 @@ const char kUsage[] =
 	"                          (default: the first of the step's ports\n"
 	"                          Slurm reserved, $SLURM_STEP_RESV_PORTS, with\n"
 	"                          MpiParams=ports=...; else 29400 + job %% 500)\n"
+	"      --store-auth MODE   who may use the store: munge (this job's\n"
+	"                          uid only, both ways), none, or auto\n"
+	"                          (default: munge if munged answers, else\n"
+	"                          none, with a warning)\n"
 	"      --ckpt-dir D        checkpoint root (default: tidald's, else\n"
 	"                          $TIDAL_CKPT_DIR, else /var/lib/tidal/ckpt)\n"
 	"      --run-dir D         sockets (default $TIDAL_RUN_DIR or /run/tidal)\n"
@@ -187,6 +191,7 @@ Options parse_options(int argc, char **argv)
 	enum {
 		O_INDEX = 256, O_NODES, O_RANKS, O_STORE, O_PORT, O_CKPT,
 		O_RUN, O_BUDGET, O_GRACE, O_RDZV, O_NOBIND, O_TOPO, O_CTL, O_HELP, O_VERSION,
+		O_AUTH,
 	};
 	static const struct option longopts[] = {
 		{"job", required_argument, nullptr, 'J'},
@@ -196,6 +201,7 @@ Options parse_options(int argc, char **argv)
 		{"ranks", required_argument, nullptr, O_RANKS},
 		{"store", required_argument, nullptr, O_STORE},
 		{"store-port", required_argument, nullptr, O_PORT},
+		{"store-auth", required_argument, nullptr, O_AUTH},
 		{"ckpt-dir", required_argument, nullptr, O_CKPT},
 		{"run-dir", required_argument, nullptr, O_RUN},
 		{"restart-budget", required_argument, nullptr, O_BUDGET},
@@ -235,6 +241,13 @@ Options parse_options(int argc, char **argv)
 			o.store_port = (int)parse_int("--store-port", optarg, 1,
 						      65535);
 			have_port = true;
+			break;
+		case O_AUTH:
+			o.store_auth = optarg;
+			if (o.store_auth != "auto" && o.store_auth != "munge" &&
+			    o.store_auth != "none")
+				usage_error("--store-auth '" + o.store_auth +
+					    "': expected auto, munge or none");
 			break;
 		case O_CKPT: o.ckpt_root = optarg; break;
 		case O_RUN: o.run_dir = optarg; break;

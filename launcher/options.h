@@ -11,6 +11,9 @@
  *   store      --store HOST:PORT, else SLURM_LAUNCH_NODE_IPADDR (or
  *              127.0.0.1) and --store-port (default the first of
  *              SLURM_STEP_RESV_PORTS, else 29400 + job % 500)
+ *   store auth --store-auth (auto, munge, none; default auto: MUNGE if
+ *              munged answers, at AuthInfo=socket= of slurm.conf or
+ *              TIDAL_MUNGE_SOCKET, else none with a warning)
  *   run dir    --run-dir,    else TIDAL_RUN_DIR, else /run/tidal
  *   ckpt root  --ckpt-dir,   else tidald's "hello" (resolved later, in
  *              resume.cc), else TIDAL_CKPT_DIR, else /var/lib/tidal/ckpt
@@ -32,6 +35,7 @@ struct Options {
 	int ranks = 1;
 	std::string store_host;
 	int store_port = 0;
+	std::string store_auth = "auto"; /* auto, munge, none */
 	std::string run_dir;
 	std::string ckpt_root;      /* empty: ask tidald, then the env */
 	int restart_budget = 3;

@@ -112,6 +112,7 @@ bool parse_event(const std::string &line, Event &out, std::string &err)
 	out.ms = num(o, "ms");
 	out.mb_s = num(o, "mb_s");
 	out.backend = str(o, "backend");
+	out.error = str(o, "error");
 	json_object_put(o);
 	if (out.ev.empty()) {
 		err = "no \"ev\" member";

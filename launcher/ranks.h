@@ -23,7 +23,8 @@ namespace tidal::launch {
 
 /* One line of a trainer's event stream (NODE.md, tidal-train). */
 struct Event {
-	std::string ev;             /* start, step, ckpt, stopped, done */
+	std::string ev;             /* start, step, ckpt, ckpt_error,
+				     * stopped, done */
 	int rank = -1;
 	uint64_t step = 0;
 	double loss = 0;
@@ -35,6 +36,7 @@ struct Event {
 	uint64_t bytes = 0;
 	double ms = 0, mb_s = 0;
 	std::string backend;
+	std::string error;          /* ckpt_error: what failed */
 };
 
 /* Parse one JSON line.  RET false with ERR saying what is wrong. */

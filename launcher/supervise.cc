@@ -107,6 +107,7 @@ void Launcher::on_signals()
 		note("SIG%s: forwarding SIGTERM to the trainers (they "
 		     "checkpoint and stop)", name);
 		state_ = State::Terminating;
+		term_signal_ = (int)si.ssi_signo;
 		signal_ranks(SIGTERM);
 	}
 }
@@ -166,6 +167,21 @@ void Launcher::on_event(Rank &r, const Event &e)
 		want_ckpt_.clear();
 		if (state_ == State::Stopping || state_ == State::Terminating)
 			stop_ckpt_ = c;
+	} else if (e.ev == "ckpt_error") {
+		/* Training goes on; the newest durable checkpoint stays what
+		 * it was (a stop answers with it). */
+		std::string kept = last_ckpt_
+			? "step " + std::to_string(last_ckpt_->step) + " (" +
+				  last_ckpt_->path + ")"
+			: std::string("none");
+		std::string msg = "checkpoint at step " +
+				  std::to_string(e.step) + " failed: " +
+				  e.error + "; the newest durable checkpoint "
+				  "stays " + kept;
+		note("error: %s", msg.c_str());
+		for (int client : want_ckpt_)
+			ctl_.reply(client, ControlServer::error_reply(msg));
+		want_ckpt_.clear();
 	} else if (e.ev == "stopped") {
 		r.stopped = true;
 		step_ = e.step;
@@ -330,10 +346,13 @@ void Launcher::after_exits()
 			"the trainers stopped without a checkpoint"));
 	want_stop_.clear();
 	if (state_ == State::Terminating) {
-		note("trainers exited after SIGTERM%s; exiting",
-		     bad ? " (some abnormally)" : "");
+		note("trainers exited after SIGTERM%s; exiting%s",
+		     bad ? " (some abnormally)" : "",
+		     bad ? "" : " by the signal (training interrupted)");
 		answer_pending("the launcher is exiting");
 		exit_code_ = bad ? 1 : 0;
+		if (bad)
+			term_signal_ = 0;
 	} else if (stopped) {
 		state_ = State::Stopped;
 		stopped_at_ = now_s();

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -62,10 +63,23 @@ public:
 	/* RET false if the plugin does not know us (re-register). */
 	bool heartbeat(std::string *err);
 	void run_command(uint64_t id, const std::string &op, uint64_t job);
+	/* ---- pins.cc: JOB's checkpoints here that rotation must keep ---- */
+	/* Pin and RET the checkpoint of JOB here to report to the plugin
+	 * (0: none), OUT *PATH. */
+	uint64_t pin_for_report(uint64_t job, std::string *path);
+	/* The report of STEP went out (SENT) or never left. */
+	void report_done(uint64_t job, uint64_t step, bool sent);
+	/* The plugin's saved state records STEP as this node's newest of
+	 * JOB: older pins go. */
+	void recorded(uint64_t job, uint64_t step);
+	/* A resize waits for STEP: pinned until the plugin's record passes
+	 * it. */
+	void pin_acked(uint64_t job, uint64_t step);
 	/* {"job":J,...} from each launcher's status; RET a JSON array. */
 	std::string launcher_status();
 	bool plugin_request(const std::string &req, std::string *reply,
-			    std::string *err, int timeout_ms = 5000);
+			    std::string *err, int timeout_ms = 5000,
+			    bool *sent = nullptr);
 
 	/* ---- serve.cc ---- */
 	void local_loop();
@@ -88,6 +102,16 @@ private:
 	std::mutex mu_;
 	std::condition_variable cv_;
 	std::set<uint64_t> commands_seen_; /* ids ever received, by mu_ */
+	/* Per job (pins.cc): the step the plugin's saved state records for
+	 * this node, and the one being reported until it does (SENT: a
+	 * request with it has left). */
+	struct Pins {
+		uint64_t recorded = 0;
+		uint64_t reporting = 0;
+		bool sent = false;
+	};
+	std::mutex pin_mu_;
+	std::map<uint64_t, Pins> pins_; /* by pin_mu_ */
 };
 
 } /* namespace tidal::agent */

@@ -1,17 +1,22 @@
 /*
  * fetch.cc - make a job's newest checkpoint available on this node.
  *
- *   1. the plugin's ckpt_where names the node holding the newest one
- *      (unless the request names a peer itself);
- *   2. if this node has that step (or a newer one), it is used as it is;
- *   3. else it is copied from that node's tidald (ckpt_get), verified
+ *   1. the plugin's ckpt_where names every node known to hold one of the
+ *      job's checkpoints (unless the request names a peer itself);
+ *   2. each of them is asked what it holds now (ckpt_stat): the plugin's
+ *      steps are only lower bounds, since a trainer that goes on writing
+ *      rotates older checkpoints away;
+ *   3. if this node has the newest step found (or a newer one), it is used
+ *      as it is;
+ *   4. else it is copied from the node that has it (ckpt_get), verified
  *      here with ckpt::verify and only then renamed into place with its
- *      .done marker, so a launcher never sees a partial or corrupt file.
+ *      .done marker, so a launcher never sees a partial or corrupt file;
+ *      a holder that fails is passed over for the next newest.
  *
- * With the plugin unreachable, or the newest one's node unreachable, the
- * newest local checkpoint is used, and the reply's "warnings" say so (the
- * launcher copies them into the job's log); with none here either, the
- * error names the step and node that could not be reached.
+ * With the plugin unreachable, or no holder reachable, the newest local
+ * checkpoint is used, and the reply's "warnings" say so (the launcher
+ * copies them into the job's log); with none here either, the error names
+ * the steps and nodes that could not be reached.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -19,11 +24,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <memory>
 #include <vector>
 
 #include "nodeagent/agent.h"
 #include "nodeagent/ckpt_local.h"
+#include "nodeagent/requests.h"
 
 namespace tidal::agent
 {
@@ -69,17 +77,15 @@ std::string found_line(const std::string &path, uint64_t step,
 	return to_line(o);
 }
 
-/* Where the plugin says JOB's newest checkpoint is. */
-struct Where {
-	std::string node;
-	Endpoint addr;
-	uint64_t step = 0;
-	int64_t uid = -1;
-};
+/* A node that holds (or held) one of JOB's checkpoints; its step as the
+ * plugin recorded it, then as it says.  Where the plugin says JOB's
+ * checkpoints are, newest first (requests.h). */
+using Holder = CkptHolder;
+using Where = WhereReply;
 
 } /* namespace */
 
-/* Ask the plugin where JOB's newest checkpoint is; RET false with *ERR. */
+/* Ask the plugin where JOB's checkpoints are; RET false with *ERR. */
 static bool ask_where(Agent &a, uint64_t job, Where *w, std::string *err)
 {
 	json_object *q = json_object_new_object();
@@ -87,67 +93,104 @@ static bool ask_where(Agent &a, uint64_t job, Where *w, std::string *err)
 	json_object_object_add(q, "op", json_object_new_string("ckpt_where"));
 	json_object_object_add(q, "job", json_object_new_int64((int64_t)job));
 	std::string reply;
-	json_object *r = nullptr;
-	if (a.plugin_request(to_line(q), &reply, err))
-		r = parse_object(reply);
-	if (!r || !reply_ok(r, err)) {
-		if (r)
-			json_object_put(r);
-		return false;
-	}
-	w->node = get_str(r, "node");
-	w->step = (uint64_t)get_int(r, "step");
-	w->uid = get_int(r, "uid", -1);
-	std::string addr = get_str(r, "addr");
-	json_object_put(r);
-	if (!parse_endpoint(addr, &w->addr, err))
-		w->addr = Endpoint{};
-	return true;
+	return a.plugin_request(to_line(q), &reply, err) &&
+	       parse_where_reply(reply, w, err);
 }
 
-/* ckpt_get from W's node into this node's ROOT; RET the reply line, or
- * "" with *ERR. */
-static std::string copy_from(const Options &opt, uint64_t job, Where &w,
-			     uid_t owner, std::string *err)
+/* One request to a holder's tidald and its reply header; the body (a
+ * checkpoint) is read from RD.  Closed when it goes out of scope. */
+struct PeerReply {
+	int fd = -1;
+	std::unique_ptr<Reader> rd;
+	json_object *hdr = nullptr;
+
+	PeerReply() = default;
+	PeerReply(const PeerReply &) = delete;
+	PeerReply &operator=(const PeerReply &) = delete;
+	~PeerReply()
+	{
+		if (hdr)
+			json_object_put(hdr);
+		if (fd >= 0)
+			close(fd);
+	}
+};
+
+/* MUNGE-authenticated REQ to H; RET true with an ok header in *P, or
+ * false with *ERR. */
+static bool peer_ask(const Options &opt, const Holder &h, const std::string &req,
+		     PeerReply *p, std::string *err)
+{
+	std::string cred, line;
+	if (!munge_credential(opt.munge_socket, &cred, err) ||
+	    (p->fd = tcp_connect(h.addr, 5000, err)) < 0)
+		return false;
+	p->rd = std::make_unique<Reader>(p->fd);
+	if (!write_all(p->fd, cred + "\n" + req + "\n") ||
+	    !p->rd->line(&line, 30000, 64 * 1024) ||
+	    !(p->hdr = parse_object(line))) {
+		*err = "no reply from " + h.addr.str();
+		return false;
+	}
+	return reply_ok(p->hdr, err);
+}
+
+/* What H holds of JOB now (ckpt_stat): updates H->step, or H->problem. */
+static void stat_holder(const Options &opt, uint64_t job, Holder *h)
+{
+	PeerReply p;
+	if (!peer_ask(opt, *h,
+		      "{\"v\":1,\"op\":\"ckpt_stat\",\"job\":" +
+			      std::to_string(job) + "}",
+		      &p, &h->problem))
+		return;
+	h->step = (uint64_t)get_int(p.hdr, "step");
+}
+
+/* ckpt_get of JOB's step H.step (or newer) from H into this node's ROOT;
+ * RET the reply line, or "" with *ERR. */
+static std::string copy_from(const Options &opt, uint64_t job,
+			     const Holder &h, uid_t owner, std::string *err)
 {
 	auto t0 = std::chrono::steady_clock::now();
-	std::string cred, line, path;
-	if (!munge_credential(opt.munge_socket, &cred, err))
+	PeerReply p;
+	if (!peer_ask(opt, h,
+		      "{\"v\":1,\"op\":\"ckpt_get\",\"job\":" +
+			      std::to_string(job) + ",\"step\":" +
+			      std::to_string(h.step) + "}",
+		      &p, err))
 		return "";
-	int fd = tcp_connect(w.addr, 5000, err);
-	if (fd < 0)
+	std::string path;
+	CkptHeader hdr;
+	if (!parse_ckpt_header(p.hdr, h.step, &hdr, err)) {
+		*err = h.addr.str() + " " + *err;
 		return "";
-	std::string req = cred + "\n{\"v\":1,\"op\":\"ckpt_get\",\"job\":" +
-			  std::to_string(job) +
-			  ",\"step\":" + std::to_string(w.step) + "}\n";
-	Reader r(fd);
-	json_object *h = nullptr;
-	std::string out;
-	if (!write_all(fd, req) || !r.line(&line, 30000, 64 * 1024) ||
-	    !(h = parse_object(line))) {
-		*err = "no reply from " + w.addr.str();
-	} else if (reply_ok(h, err)) {
-		uint64_t s = (uint64_t)get_int(h, "step", (int64_t)w.step);
-		int64_t bytes = get_int(h, "bytes", -1);
-		if (bytes >= 0 &&
-		    receive_ckpt(opt.ckpt_dir, job, s, (uint64_t)bytes, r,
-				 owner, w.node, &path, err)) {
-			double ms =
-				std::chrono::duration<double, std::milli>(
-					std::chrono::steady_clock::now() - t0)
-					.count();
-			logf("fetch job %llu: step %llu from %s, %lld bytes in "
-			     "%.0f ms (%.1f MB/s), verified",
-			     (unsigned long long)job, (unsigned long long)s,
-			     w.node.c_str(), (long long)bytes, ms,
-			     ms > 0 ? bytes / 1e3 / ms : 0.0);
-			out = found_line(path, s, w.node, bytes, ms);
-		}
 	}
-	if (h)
-		json_object_put(h);
-	close(fd);
-	return out;
+	uint64_t s = hdr.step;
+	if (!receive_ckpt(opt.ckpt_dir, job, s, hdr.bytes, *p.rd, owner,
+			  h.node, &path, err))
+		return "";
+	double ms = std::chrono::duration<double, std::milli>(
+			    std::chrono::steady_clock::now() - t0)
+			    .count();
+	logf("fetch job %llu: step %llu from %s, %lld bytes in %.0f ms "
+	     "(%.1f MB/s), verified",
+	     (unsigned long long)job, (unsigned long long)s, h.node.c_str(),
+	     (long long)hdr.bytes, ms, ms > 0 ? hdr.bytes / 1e3 / ms : 0.0);
+	return found_line(path, s, h.node, (int64_t)hdr.bytes, ms);
+}
+
+/* "step 1200 on n4 (why)" for each holder that could not serve. */
+static std::string problems(const std::vector<Holder> &hs)
+{
+	std::string s;
+	for (const Holder &h : hs)
+		if (!h.problem.empty())
+			s += (s.empty() ? "" : "; ") +
+			     (h.step ? "step " + std::to_string(h.step) + " on "
+				     : std::string()) +
+			     h.node + " (" + h.problem + ")";
+	return s;
 }
 
 std::string Agent::fetch(uint64_t job, const std::string &peer, uint64_t step,
@@ -160,12 +203,18 @@ std::string Agent::fetch(uint64_t job, const std::string &peer, uint64_t step,
 	std::string j = std::to_string(job), err;
 	Where w;
 	if (!peer.empty()) {
-		if (uid != 0)
+		if (uid != 0) {
+			logf("local: uid %u refused: fetch of job %s from a "
+			     "named peer is for root", (unsigned)uid,
+			     j.c_str());
 			return fail_line("fetch from a named peer is for root");
-		if (!parse_endpoint(peer, &w.addr, &err))
+		}
+		Holder h;
+		if (!parse_endpoint(peer, &h.addr, &err))
 			return fail_line("fetch: peer " + err);
-		w.node = peer;
-		w.step = step;
+		h.node = peer;
+		h.step = step;
+		w.holders.push_back(h);
 	} else if (!ask_where(*this, job, &w, &err)) {
 		if (local) { /* the plugin is away: what we have will do */
 			warn.push_back("the plugin cannot say where job " + j +
@@ -179,42 +228,60 @@ std::string Agent::fetch(uint64_t job, const std::string &peer, uint64_t step,
 			", and the plugin cannot say where one is: " + err);
 	} else if (uid != 0 && (w.uid < 0 || uid != (uid_t)w.uid)) {
 		/* A copy would belong to the caller: only the owner may. */
+		logf("local: uid %u refused: job %s is not theirs",
+		     (unsigned)uid, j.c_str());
 		return fail_line("job " + j + " is not yours (uid " +
 				 std::to_string(uid) + ")");
-	} else if (w.node == opt_.node && !local) {
-		return fail_line("the plugin says job " + j +
-				 "'s checkpoint is "
-				 "here, but " +
-				 job_dir(opt_.ckpt_dir, job) +
-				 " has no complete one");
-	} else if (w.node != opt_.node && w.addr.port.empty()) {
-		return fail_line("ckpt_where for job " + j +
-				 ": no address for " + w.node);
 	}
-	if (local && (w.node == opt_.node || local->step >= w.step))
-		return found_line(local->path, local->step, opt_.node, -1, 0,
-				  warn);
+	/* What each other holder has now; this node's own is LOCAL. */
+	uint64_t recorded = 0;
+	std::vector<Holder> others;
+	for (Holder &h : w.holders) {
+		recorded = std::max(recorded, h.step);
+		if (h.node == opt_.node)
+			continue;
+		if (h.problem.empty() && peer.empty())
+			stat_holder(opt_, job, &h);
+		others.push_back(h);
+	}
+	std::stable_sort(others.begin(), others.end(),
+			 [](const Holder &a, const Holder &b) {
+				 return a.problem.empty() > b.problem.empty() ||
+					(a.problem.empty() == b.problem.empty() &&
+					 a.step > b.step);
+			 });
 	/* Files go to the job's owner so its trainer can write beside them. */
 	uid_t owner = uid != 0 ? uid : (w.uid >= 0 ? (uid_t)w.uid : (uid_t)-1);
-	std::string out = copy_from(opt_, job, w, owner, &err);
-	if (!out.empty())
-		return out;
-	logf("fetch job %llu from %s failed: %s", (unsigned long long)job,
-	     w.node.c_str(), err.c_str());
-	if (local) { /* an older local one beats none */
-		warn.push_back("job " + j + "'s newest checkpoint (step " +
-			       std::to_string(w.step) + " on " + w.node +
-			       ") is out of reach (" + err +
-			       "): using the older step " +
-			       std::to_string(local->step) + " on " +
-			       opt_.node);
+	for (Holder &h : others) {
+		if (!h.problem.empty())
+			break; /* sorted: the rest cannot serve either */
+		if (local && local->step >= h.step)
+			break; /* ours is as new as the best out there */
+		std::string out = copy_from(opt_, job, h, owner, &err);
+		if (!out.empty())
+			return out;
+		logf("fetch job %llu from %s failed: %s",
+		     (unsigned long long)job, h.node.c_str(), err.c_str());
+		h.problem = err;
+	}
+	std::string gone = problems(others);
+	if (local) { /* the newest reachable, or an older local one */
+		if (!gone.empty() && local->step < recorded)
+			warn.push_back("job " + j + "'s newer checkpoints are "
+				       "out of reach (" + gone +
+				       "): using the older step " +
+				       std::to_string(local->step) + " on " +
+				       opt_.node);
 		return found_line(local->path, local->step, opt_.node, -1, 0,
 				  warn);
 	}
-	return fail_line("job " + j + "'s newest checkpoint (step " +
-			 std::to_string(w.step) + " on " + w.node +
-			 ") is out of reach (" + err + ") and " + opt_.node +
-			 " has none");
+	if (others.empty())
+		return fail_line("the plugin says job " + j +
+				 "'s checkpoint is here, but " +
+				 job_dir(opt_.ckpt_dir, job) +
+				 " has no complete one");
+	return fail_line("job " + j + "'s checkpoints are out of reach (" +
+			 gone + ") and " + opt_.node + " has none");
 }
 
 } /* namespace tidal::agent */

@@ -7,10 +7,10 @@
 # nodeagent/topo.h's summary (and, with HCAs, the fabric: core/fabric.cc,
 # hence libtidal-core.a) at registration.
 
-NODE_LIB_SRC += nodeagent/wire.cc
+NODE_LIB_SRC += nodeagent/wire.cc nodeagent/requests.cc
 NODE_LIBS += $(JSONC_LIBS)
 
-TIDALD_SRC := nodeagent/tidald.cc nodeagent/plugin_link.cc \
+TIDALD_SRC := nodeagent/tidald.cc nodeagent/plugin_link.cc nodeagent/pins.cc \
 	nodeagent/serve.cc nodeagent/fetch.cc nodeagent/ckpt_local.cc
 TIDALD_OBJ := $(TIDALD_SRC:%.cc=$(BUILD)/obj/%.o)
 -include $(TIDALD_OBJ:.o=.d)

@@ -19,9 +19,12 @@
 #include <cstdio>
 #include <cstring>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "nodeagent/agent.h"
 #include "nodeagent/ckpt_local.h"
+#include "nodeagent/requests.h"
 
 #include "core/fabric.h"
 #include "nodeagent/fabric_ib.h"
@@ -42,10 +45,10 @@ static json_object *new_request(const char *op, const std::string &node)
 }
 
 bool Agent::plugin_request(const std::string &req, std::string *reply,
-			   std::string *err, int timeout_ms)
+			   std::string *err, int timeout_ms, bool *sent)
 {
 	return munge_request(opt_.plugin, opt_.munge_socket, req, reply,
-			     timeout_ms, err);
+			     timeout_ms, err, sent);
 }
 
 /* The node's hwloc/verbs summary (nodeagent/topo.h); {} if hwloc fails.
@@ -177,41 +180,56 @@ std::string Agent::launcher_status()
 bool Agent::heartbeat(std::string *err)
 {
 	json_object *o = new_request("node_heartbeat", opt_.node);
-	json_object_object_add(o, "jobs",
-			       json_tokener_parse(launcher_status().c_str()));
+	json_object *jobs = json_tokener_parse(launcher_status().c_str());
+	/* Each job's newest complete checkpoint here, pinned before the
+	 * report leaves (pins.cc): what the plugin records stays true. */
+	std::vector<std::pair<uint64_t, uint64_t>> reported;
+	for (size_t i = 0; jobs && i < json_object_array_length(jobs); i++) {
+		json_object *e = json_object_array_get_idx(jobs, i);
+		uint64_t job = (uint64_t)get_int(e, "job"), step;
+		std::string path;
+		if (!job || !(step = pin_for_report(job, &path)))
+			continue;
+		json_object *lc = json_object_new_object();
+		json_object_object_add(lc, "step",
+				       json_object_new_int64((int64_t)step));
+		json_object_object_add(lc, "path",
+				       json_object_new_string(path.c_str()));
+		json_object_object_add(e, "last_ckpt", lc);
+		reported.emplace_back(job, step);
+	}
+	json_object_object_add(o, "jobs", jobs);
 	json_object_object_add(
 		o, "ckpt_free_bytes",
 		json_object_new_int64((int64_t)free_bytes(opt_.ckpt_dir)));
 	json_object_object_add(o, "heartbeat_s",
 			       json_object_new_double(opt_.heartbeat));
 	std::string reply;
-	if (!plugin_request(to_line(o), &reply, err))
+	bool sent;
+	bool answered = plugin_request(to_line(o), &reply, err, 5000, &sent);
+	for (const auto &[job, step] : reported)
+		report_done(job, step, sent);
+	if (!answered)
 		return true; /* unreachable: keep trying, nothing to redo */
-	json_object *r = parse_object(reply), *cmds;
-	if (!reply_ok(r, err)) {
-		bool again = get_bool(r, "register");
-		if (r)
-			json_object_put(r);
-		return !again;
+	HeartbeatReply hr;
+	if (!parse_heartbeat_reply(reply, &hr) || !hr.ok) {
+		*err = hr.error;
+		return !hr.reregister;
 	}
 	err->clear();
-	if (json_object_object_get_ex(r, "commands", &cmds) &&
-	    json_object_get_type(cmds) == json_type_array) {
-		for (size_t i = 0; i < json_object_array_length(cmds); i++) {
-			json_object *c = json_object_array_get_idx(cmds, i);
-			uint64_t id = (uint64_t)get_int(c, "id");
-			std::string op = get_str(c, "op");
-			uint64_t job = (uint64_t)get_int(c, "job");
-			{
-				std::lock_guard<std::mutex> g(mu_);
-				if (!commands_seen_.insert(id).second)
-					continue; /* delivered twice */
-			}
-			std::thread(&Agent::run_command, this, id, op, job)
-				.detach();
+	/* The checkpoints the plugin has recorded as ours: kept from
+	 * rotation, so that what it tells a restarting node stays true. */
+	for (const auto &[job, step] : hr.keep)
+		recorded(job, step);
+	for (const PluginCommand &c : hr.commands) {
+		{
+			std::lock_guard<std::mutex> g(mu_);
+			if (!commands_seen_.insert(c.id).second)
+				continue; /* delivered twice */
 		}
+		std::thread(&Agent::run_command, this, c.id, c.op, c.job)
+			.detach();
 	}
-	json_object_put(r);
 	return true;
 }
 
@@ -266,13 +284,16 @@ void Agent::run_command(uint64_t id, const std::string &op, uint64_t job)
 	double secs = std::chrono::duration<double>(
 			      std::chrono::steady_clock::now() - t0)
 			      .count();
-	if (get_bool(a, "ok"))
+	if (get_bool(a, "ok")) {
+		/* Pinned before the plugin hears of it: a resize waits for
+		 * exactly this checkpoint. */
+		pin_acked(job, (uint64_t)get_int(a, "step"));
 		logf("command %llu: job %llu checkpointed at step %lld in %.2f "
 		     "s: %s",
 		     (unsigned long long)id, (unsigned long long)job,
 		     (long long)get_int(a, "step"), secs,
 		     get_str(a, "path").c_str());
-	else
+	} else
 		logf("command %llu: %s of job %llu failed: %s",
 		     (unsigned long long)id, op.c_str(),
 		     (unsigned long long)job, get_str(a, "error").c_str());

@@ -11,9 +11,15 @@
  *     fetch from that peer without asking the plugin.
  *
  * Peer (--listen, TCP; MUNGE credential line first; root/SlurmUser only):
+ *   {"v":1,"op":"ckpt_stat","job":J}
+ *     -> {"v":1,"ok":true,"step":S,"bytes":N}  the newest complete one that
+ *        verifies here
  *   {"v":1,"op":"ckpt_get","job":J,"step":S}
- *     -> {"v":1,"ok":true,"bytes":N,"name":"ckpt-...tck","step":S} + N bytes
- *   The sender only checks completeness (.done); the receiver verifies.
+ *     -> {"v":1,"ok":true,"bytes":N,"name":"ckpt-...tck","step":S'} + N bytes
+ *   S' = S if that checkpoint is still here, else the newest complete one
+ *   newer than S (the trainer rotates checkpoints away as it writes new
+ *   ones); S = 0 asks for the newest.  The sender checks completeness
+ *   (.done); the receiver verifies.
  *
  * One thread per connection: a fetch may take seconds.
  *
@@ -33,6 +39,7 @@
 
 #include "nodeagent/agent.h"
 #include "nodeagent/ckpt_local.h"
+#include "nodeagent/requests.h"
 
 namespace tidal::agent
 {
@@ -90,18 +97,14 @@ void Agent::local_loop()
 
 std::string Agent::handle_local(const std::string &req, uid_t uid)
 {
-	json_object *o = parse_object(req);
-	if (!o)
-		return error_line("request is not a JSON object");
-	std::string op = get_str(o, "op"), peer = get_str(o, "peer");
-	int64_t v = get_int(o, "v", get_int(o, "version"));
-	int64_t job = get_int(o, "job", -1);
-	uint64_t step = (uint64_t)get_int(o, "step");
-	json_object_put(o);
-	if (v != 1)
-		return error_line("wire version " + std::to_string(v) +
-				  " not supported (tidald speaks 1)");
-	if (op == "hello") {
+	LocalRequest q;
+	std::string err;
+	if (!parse_local_request(req, &q, &err)) {
+		logf("local: uid %u: bad request refused: %s", (unsigned)uid,
+		     err.c_str());
+		return error_line(err);
+	}
+	if (q.op == "hello") {
 		json_object *r = ok_reply();
 		json_object_object_add(
 			r, "node", json_object_new_string(opt_.node.c_str()));
@@ -110,13 +113,7 @@ std::string Agent::handle_local(const std::string &req, uid_t uid)
 			json_object_new_string(opt_.ckpt_dir.c_str()));
 		return to_line(r);
 	}
-	if (op == "fetch") {
-		if (job <= 0)
-			return error_line(
-				"fetch: \"job\" must be a job id > 0");
-		return fetch((uint64_t)job, peer, step, uid);
-	}
-	return error_line("unknown op '" + op + "' (hello, fetch)");
+	return fetch(q.job, q.peer, q.step, uid);
 }
 
 void Agent::peer_loop()
@@ -129,34 +126,84 @@ void Agent::peer_loop()
 		}).detach();
 }
 
-/* Send JOB's checkpoint STEP (0 = newest) on FD. */
+/* Open JOB's complete checkpoint STEP; RET the fd (-1 with *ERR). */
+static int open_complete(const Options &opt, uint64_t job, uint64_t step,
+			 struct stat *st, std::string *err)
+{
+	std::string tck = ckpt_file(opt.ckpt_dir, job, step, ".tck");
+	int in = -1;
+	if (stat(ckpt_file(opt.ckpt_dir, job, step, ".done").c_str(), st) ||
+	    (in = open(tck.c_str(), O_RDONLY | O_CLOEXEC)) < 0 ||
+	    fstat(in, st)) {
+		*err = tck + ": no complete checkpoint here (" +
+		       std::strerror(errno) + ")";
+		if (in >= 0)
+			close(in);
+		return -1;
+	}
+	return in;
+}
+
+/* Open JOB's checkpoint STEP, or if rotation took it, the newest complete
+ * one newer than STEP (0: the newest).  Once open, the file is ours even
+ * if the trainer deletes it.  OUT *STEP: the one opened. */
+static int open_at_least(const Options &opt, uint64_t job, uint64_t *step,
+			 struct stat *st, std::string *err)
+{
+	int in = *step ? open_complete(opt, job, *step, st, err) : -1;
+	/* A few tries: a trainer writing fast may rotate the newest away
+	 * between the look and the open. */
+	for (int tries = 0; in < 0 && tries < 3; tries++) {
+		std::vector<std::string> warn;
+		auto f = newest_local(opt.ckpt_dir, job, warn);
+		if (!f || f->step < *step) {
+			*err = "no complete checkpoint of job " +
+			       std::to_string(job) +
+			       (*step ? " at or after step " +
+						std::to_string(*step)
+				      : std::string()) +
+			       " on " + opt.node +
+			       (f ? " (its newest is step " +
+					    std::to_string(f->step) + ")"
+				  : std::string());
+			return -1;
+		}
+		in = open_complete(opt, job, f->step, st, err);
+		if (in >= 0)
+			*step = f->step;
+	}
+	return in;
+}
+
+/* {"step", "bytes"} of JOB's newest complete checkpoint here. */
+static std::string stat_ckpt(const Options &opt, uint64_t job)
+{
+	std::vector<std::string> warn;
+	auto f = newest_local(opt.ckpt_dir, job, warn);
+	struct stat st;
+	if (!f || stat(f->path.c_str(), &st))
+		return error_line("no complete checkpoint of job " +
+				  std::to_string(job) + " on " + opt.node);
+	json_object *r = ok_reply();
+	json_object_object_add(r, "step",
+			       json_object_new_int64((int64_t)f->step));
+	json_object_object_add(r, "bytes", json_object_new_int64(st.st_size));
+	return to_line(r);
+}
+
+/* Send JOB's checkpoint STEP (or the newest newer one; 0 = newest) on
+ * FD. */
 static void send_ckpt(int fd, const Options &opt, uint64_t job, uint64_t step,
 		      const std::string &who)
 {
-	if (step == 0) {
-		std::vector<std::string> warn;
-		auto f = newest_local(opt.ckpt_dir, job, warn);
-		if (!f) {
-			write_all(fd, error_line("no checkpoint of job " +
-						 std::to_string(job) + " on " +
-						 opt.node));
-			return;
-		}
-		step = f->step;
-	}
-	std::string tck = ckpt_file(opt.ckpt_dir, job, step, ".tck");
 	struct stat st;
-	int in = -1;
-	if (stat(ckpt_file(opt.ckpt_dir, job, step, ".done").c_str(), &st) ||
-	    (in = open(tck.c_str(), O_RDONLY | O_CLOEXEC)) < 0 ||
-	    fstat(in, &st)) {
-		write_all(fd,
-			  error_line(tck + ": no complete checkpoint here (" +
-				     std::strerror(errno) + ")"));
-		if (in >= 0)
-			close(in);
+	std::string err;
+	int in = open_at_least(opt, job, &step, &st, &err);
+	if (in < 0) {
+		write_all(fd, error_line(err));
 		return;
 	}
+	std::string tck = ckpt_file(opt.ckpt_dir, job, step, ".tck");
 	json_object *h = ok_reply();
 	json_object_object_add(h, "bytes", json_object_new_int64(st.st_size));
 	json_object_object_add(
@@ -186,13 +233,15 @@ void Agent::serve_peer(int fd)
 	std::string who = peer_host(fd);
 	uid_t uid;
 	if (!r.line(&cred, 5000, 4096) || !r.line(&req, 5000, 64 * 1024)) {
+		logf("peer %s: refused: expected a MUNGE credential line and "
+		     "a request line", who.c_str());
 		write_all(fd,
 			  error_line("expected a MUNGE credential line and a "
 				     "request line"));
 		return;
 	}
 	if (!munge_check(opt_.munge_socket, cred, &uid, &err)) {
-		logf("peer %s: %s", who.c_str(), err.c_str());
+		logf("peer %s: refused: %s", who.c_str(), err.c_str());
 		write_all(fd, error_line(err));
 		return;
 	}
@@ -205,18 +254,17 @@ void Agent::serve_peer(int fd)
 				     std::to_string(uid) + ")"));
 		return;
 	}
-	json_object *o = parse_object(req);
-	std::string op = get_str(o, "op");
-	int64_t job = get_int(o, "job", -1), step = get_int(o, "step");
-	if (o)
-		json_object_put(o);
-	if (op != "ckpt_get" || job <= 0 || step < 0) {
-		write_all(fd,
-			  error_line("expected {\"v\":1,\"op\":\"ckpt_get\","
-				     "\"job\":J,\"step\":S}"));
+	PeerRequest q;
+	if (!parse_peer_request(req, &q, &err)) {
+		logf("peer %s: uid %u: bad request refused: %s", who.c_str(),
+		     (unsigned)uid, err.c_str());
+		write_all(fd, error_line(err));
 		return;
 	}
-	send_ckpt(fd, opt_, (uint64_t)job, (uint64_t)step, who);
+	if (q.op == "ckpt_stat")
+		write_all(fd, stat_ckpt(opt_, q.job));
+	else
+		send_ckpt(fd, opt_, q.job, q.step, who);
 }
 
 } /* namespace tidal::agent */

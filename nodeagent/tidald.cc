@@ -48,6 +48,11 @@ void logf(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* One line each: what a peer sent (an op name, say) cannot forge
+	 * another. */
+	for (char *c = msg; *c; c++)
+		if ((unsigned char)*c < 0x20)
+			*c = '?';
 	if (use_syslog) {
 		syslog(LOG_INFO, "[%s] %s", log_node.c_str(), msg);
 		return;

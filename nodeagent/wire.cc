@@ -36,9 +36,11 @@ bool parse_endpoint(const std::string &s, Endpoint *out, std::string *err)
 	std::string host = s.substr(0, colon), port = s.substr(colon + 1);
 	if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
 		host = host.substr(1, host.size() - 2);
+	/* Digits only: strtol alone would take " 80", "+80" or "-0". */
 	char *end = nullptr;
 	long p = std::strtol(port.c_str(), &end, 10);
-	if (*end || p < 0 || p > 65535) {
+	if (port.find_first_not_of("0123456789") != std::string::npos ||
+	    port.size() > 5 || *end || p < 0 || p > 65535) {
 		*err = "'" + s + "': port '" + port + "' is not 0..65535";
 		return false;
 	}
@@ -376,9 +378,11 @@ ssize_t Reader::some(char *buf, size_t n, int timeout_ms)
 
 bool munge_request(const Endpoint &ep, const std::string &munge_socket,
 		   const std::string &request, std::string *reply,
-		   int timeout_ms, std::string *err)
+		   int timeout_ms, std::string *err, bool *sent)
 {
 	std::string cred;
+	if (sent)
+		*sent = false;
 	if (!munge_credential(munge_socket, &cred, err))
 		return false;
 	int fd = tcp_connect(ep, timeout_ms, err);
@@ -388,7 +392,10 @@ bool munge_request(const Endpoint &ep, const std::string &munge_socket,
 	if (out.back() != '\n')
 		out += '\n';
 	Reader r(fd);
-	bool ok = write_all(fd, out) && r.line(reply, timeout_ms);
+	bool wrote = write_all(fd, out);
+	if (sent)
+		*sent = wrote;
+	bool ok = wrote && r.line(reply, timeout_ms);
 	if (!ok)
 		*err = "no reply from " + ep.str() + " (timeout or closed)";
 	close(fd);

@@ -87,10 +87,12 @@ private:
 	std::string buf_;
 };
 
-/* MUNGE credential + REQUEST to EP, one reply line back. */
+/* MUNGE credential + REQUEST to EP, one reply line back.  OUT *SENT (if
+ * not null): whether the request left (so the peer may have acted on it
+ * even when no reply came). */
 bool munge_request(const Endpoint &ep, const std::string &munge_socket,
 		   const std::string &request, std::string *reply,
-		   int timeout_ms, std::string *err);
+		   int timeout_ms, std::string *err, bool *sent = nullptr);
 /* REQUEST to the unix socket PATH, one reply line back. */
 bool unix_request(const std::string &path, const std::string &request,
 		  std::string *reply, int timeout_ms, std::string *err);

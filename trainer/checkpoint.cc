@@ -267,20 +267,23 @@ void write_marker(const std::string &path, const State &s, uint32_t crc)
 /* ---------------------------------------------------------------- listing */
 
 /* Steps of "ckpt-<12 digits>.tck" files in DIR, newest first. */
-std::vector<uint64_t> list_steps(const std::string &dir)
+/* Steps named PREFIX<12 digits>SUFFIX in DIR, newest first. */
+std::vector<uint64_t> list_named(const std::string &dir, const char *prefix,
+				 const char *suffix)
 {
 	std::vector<uint64_t> steps;
 	DIR *d = ::opendir(dir.c_str());
 	if (!d)
 		return steps;
+	size_t pl = strlen(prefix), sl = strlen(suffix);
 	while (struct dirent *e = ::readdir(d)) {
 		const char *n = e->d_name;
-		if (strlen(n) != 5 + 12 + 4 || strncmp(n, "ckpt-", 5) ||
-		    strcmp(n + 17, ".tck"))
+		if (strlen(n) != pl + 12 + sl || strncmp(n, prefix, pl) ||
+		    strcmp(n + pl + 12, suffix))
 			continue;
 		uint64_t step = 0;
 		bool digits = true;
-		for (int i = 5; i < 17; i++) {
+		for (size_t i = pl; i < pl + 12; i++) {
 			digits = digits && n[i] >= '0' && n[i] <= '9';
 			step = step * 10 + (uint64_t)(n[i] - '0');
 		}
@@ -292,18 +295,32 @@ std::vector<uint64_t> list_steps(const std::string &dir)
 	return steps;
 }
 
+std::vector<uint64_t> list_steps(const std::string &dir)
+{
+	return list_named(dir, "ckpt-", ".tck");
+}
+
+std::string pin_name(const std::string &dir, uint64_t step)
+{
+	char name[32];
+	snprintf(name, sizeof name, "keep-%012" PRIu64, step);
+	return dir + "/" + name;
+}
+
 bool exists(const std::string &path)
 {
 	struct stat st;
 	return ::stat(path.c_str(), &st) == 0;
 }
 
-/* Keep the newest kKeep complete checkpoints; delete older complete ones
- * (marker first, so a crash never leaves a marker without data) and
- * incomplete ones older than the newest complete one (crashed writes). */
+/* Keep the newest kKeep complete checkpoints and every pinned one; delete
+ * older complete ones (marker first, so a crash never leaves a marker
+ * without data) and incomplete ones older than the newest complete one
+ * (crashed writes). */
 void prune(const std::string &dir)
 {
 	int complete = 0;
+	std::vector<uint64_t> pins = list_named(dir, "keep-", "");
 	for (uint64_t step : list_steps(dir)) {
 		std::string tck = file_name(dir, step, ".tck");
 		std::string done = file_name(dir, step, ".done");
@@ -312,6 +329,8 @@ void prune(const std::string &dir)
 			continue;
 		if (!is_complete && complete == 0)
 			continue; /* newer than every complete one */
+		if (std::find(pins.begin(), pins.end(), step) != pins.end())
+			continue; /* the plugin's record, or a resize's */
 		::unlink(done.c_str());
 		::unlink(tck.c_str());
 	}
@@ -581,6 +600,40 @@ bool read(const std::string &path, State &out, std::string &err)
 bool verify(const std::string &path, uint64_t *step, std::string &err)
 {
 	return read_file(path, nullptr, step, err);
+}
+
+bool pin(const std::string &dir, uint64_t step, std::string &err)
+{
+	struct stat st;
+	if (::stat(dir.c_str(), &st) || !S_ISDIR(st.st_mode))
+		return true; /* no checkpoint here to keep */
+	std::string keep = pin_name(dir, step);
+	int fd = ::open(keep.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+			0644);
+	if (fd < 0) {
+		err = keep + ": cannot pin the checkpoint: " + errno_text(errno);
+		return false;
+	}
+	::close(fd);
+	return true;
+}
+
+void unpin(const std::string &dir, uint64_t step)
+{
+	::unlink(pin_name(dir, step).c_str());
+}
+
+std::vector<uint64_t> pins(const std::string &dir)
+{
+	return list_named(dir, "keep-", "");
+}
+
+std::optional<Found> newest_marked(const std::string &dir)
+{
+	for (uint64_t step : list_steps(dir))
+		if (exists(file_name(dir, step, ".done")))
+			return Found{file_name(dir, step, ".tck"), step};
+	return std::nullopt;
 }
 
 std::optional<Found> newest(const std::string &dir,

@@ -9,6 +9,10 @@
  *                            renamed)
  *   ckpt-000000001200.done   the completion marker, written LAST; a .tck
  *                            without it is incomplete and never loaded
+ *   keep-000000001000        a pin (empty file, written by tidald): the
+ *                            checkpoint sched/tidal has recorded as this
+ *                            node's, or a resize waits for; rotation
+ *                            never deletes a pinned step
  *
  * File layout (little-endian):
  *
@@ -57,7 +61,7 @@ std::string file_name(const std::string &dir, uint64_t step,
 
 /* Atomic write into DIR (created if missing): temp file, fsync, rename,
  * .done marker last, directory fsync; then older complete checkpoints
- * beyond the newest kKeep are deleted.
+ * beyond the newest kKeep are deleted, except pinned ones (pin()).
  * RET the .tck path; throws std::runtime_error naming the path and the
  * errno text. */
 std::string write(const std::string &dir, const State &s);
@@ -80,6 +84,21 @@ struct Found {
  * "<path>: <why>; using the previous one".  A missing DIR is no error. */
 std::optional<Found> newest(const std::string &dir,
 			    std::vector<std::string> &warnings);
+
+/* Pins (keep-<step> in DIR): rotation keeps a pinned step however many
+ * newer checkpoints follow.  tidald pins what it reports to sched/tidal
+ * before the report leaves the node, and unpins once the plugin's record
+ * has moved past it (nodeagent/plugin_link.cc).
+ * pin: a missing DIR is left alone (RET true); RET false with ERR naming
+ * the file and the errno text. */
+bool pin(const std::string &dir, uint64_t step, std::string &err);
+void unpin(const std::string &dir, uint64_t step);
+/* The pinned steps in DIR, newest first. */
+std::vector<uint64_t> pins(const std::string &dir);
+
+/* Newest checkpoint in DIR with its .done marker, unverified (cheap: no
+ * read); nullopt if none. */
+std::optional<Found> newest_marked(const std::string &dir);
 
 /* CRC32C (Castagnoli), hardware-accelerated where the CPU has SSE4.2.
  * Continue a running CRC by passing the previous result as CRC. */

@@ -5,9 +5,12 @@
  */
 #include "trainer/store.h"
 
+#include "nodeagent/wire.h"
+
 #include <cerrno>
 #include <algorithm>
 #include <cstring>
+#include <cstdlib>
 #include <stdexcept>
 
 #include <arpa/inet.h>
@@ -20,6 +23,9 @@
 #include <unistd.h>
 
 namespace tidal::store {
+
+using wire::munge_check;
+using wire::munge_credential;
 
 namespace {
 
@@ -72,15 +78,17 @@ bool send_frame(int fd, uint8_t lead, const std::vector<std::string> &args)
 	return write_full(fd, f.data(), f.size());
 }
 
-bool recv_frame(int fd, uint8_t &lead, std::vector<std::string> &args)
+/* A frame of at most MAX_ARGS arguments of at most MAX_LEN bytes each. */
+bool recv_frame(int fd, uint8_t &lead, std::vector<std::string> &args,
+		uint32_t max_args = kMaxArgs, uint32_t max_len = kMaxLen)
 {
 	uint32_t n;
-	if (!read_full(fd, &lead, 1) || !read_full(fd, &n, 4) || n > kMaxArgs)
+	if (!read_full(fd, &lead, 1) || !read_full(fd, &n, 4) || n > max_args)
 		return false;
 	args.assign(n, {});
 	for (std::string &a : args) {
 		uint32_t len;
-		if (!read_full(fd, &len, 4) || len > kMaxLen)
+		if (!read_full(fd, &len, 4) || len > max_len)
 			return false;
 		a.resize(len);
 		if (!read_full(fd, a.data(), len))
@@ -102,7 +110,39 @@ bool to_int(const std::string &s, int64_t &v)
 std::string to_str(const Bytes &b) { return std::string(b.begin(), b.end()); }
 Bytes to_bytes(const std::string &s) { return Bytes(s.begin(), s.end()); }
 
+/* A MUNGE credential (the hello's) is a few hundred bytes. */
+constexpr uint32_t kMaxCred = 4096;
+
+void recv_timeout(int fd, int seconds)
+{
+	struct timeval tv = { seconds, 0 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
+/* Whether UID may use (or serve) this process's store. */
+bool same_user(uid_t uid) { return uid == geteuid() || uid == 0; }
+
+std::string peer_of(int fd)
+{
+	struct sockaddr_in sin = {};
+	socklen_t len = sizeof sin;
+	char buf[INET_ADDRSTRLEN] = "?";
+	if (getpeername(fd, (struct sockaddr *)&sin, &len) == 0)
+		inet_ntop(AF_INET, &sin.sin_addr, buf, sizeof buf);
+	return buf;
+}
+
 } /* namespace */
+
+Auth Auth::from_env()
+{
+	Auth a;
+	const char *m = std::getenv("TIDAL_STORE_AUTH");
+	const char *s = std::getenv("TIDAL_MUNGE_SOCKET");
+	a.munge = m && std::strcmp(m, "munge") == 0;
+	a.socket = s ? s : "";
+	return a;
+}
 
 bool split_hostport(const std::string &text, std::string &host, int &port,
 		    std::string &err)
@@ -210,13 +250,48 @@ void Server::stop()
 	listen_fd_ = -1;
 }
 
+/* The hello on C, if the Auth asks for one: RET false (reported, and
+ * answered when the peer sent a frame) if C may not use the store. */
+bool Server::hello(int c)
+{
+	if (!auth_.munge)
+		return true;
+	uint8_t op = 0;
+	std::vector<std::string> a;
+	std::string why, cred, err;
+	uid_t uid = 0;
+	recv_timeout(c, 10);
+	bool got = recv_frame(c, op, a, 1, kMaxCred);
+	if (!got && !op)
+		why = "no hello within 10 s";
+	else if (!got || op != 'H' || a.size() != 1)
+		why = "the first request is not a hello with a MUNGE credential";
+	else if (!munge_check(auth_.socket, a[0], &uid, &err))
+		why = err;
+	else if (!same_user(uid))
+		why = "uid " + std::to_string(uid) + " is not this job's (" +
+		      std::to_string(geteuid()) + ")";
+	else if (!munge_credential(auth_.socket, &cred, &err))
+		why = "cannot answer with a credential: " + err;
+	recv_timeout(c, 0);
+	if (why.empty())
+		return send_frame(c, kOk, {cred});
+	if (log_)
+		log_("store: refused a connection from " + peer_of(c) + ": " +
+		     why);
+	if (op)
+		send_frame(c, kBad, {why});
+	return false;
+}
+
 /* Handle requests on C until it closes or the server stops.  Blocking ops
  * wait on the condition variable every set/add notifies. */
 void Server::serve(int c)
 {
 	uint8_t op;
 	std::vector<std::string> a;
-	while (recv_frame(c, op, a)) {
+	bool in = hello(c);
+	while (in && recv_frame(c, op, a)) {
 		std::unique_lock<std::mutex> lk(mu_);
 		bool ok = true;
 		auto present = [&](size_t from) {
@@ -316,7 +391,7 @@ bool Client::connect(const std::string &hostport, Millis timeout,
 			int one = 1;
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 			fd_ = fd;
-			return true;
+			return hello(err);
 		}
 		if (fd >= 0)
 			::close(fd);
@@ -328,6 +403,36 @@ bool Client::connect(const std::string &hostport, Millis timeout,
 		}
 		std::this_thread::sleep_for(Millis(50));
 	}
+}
+
+/* Say hello if the Auth asks; RET false (closed) with ERR if the server
+ * refuses us or is not of our uid. */
+bool Client::hello(std::string &err)
+{
+	if (!auth_.munge)
+		return true;
+	std::string cred, e;
+	uint8_t st = kBad;
+	std::vector<std::string> out;
+	uid_t uid = 0;
+	if (!munge_credential(auth_.socket, &cred, &e))
+		err = "store " + addr_ + ": " + e;
+	else if (!send_frame(fd_, 'H', {cred}) ||
+		 !recv_frame(fd_, st, out, 1, kMaxCred) || out.size() != 1)
+		err = "store " + addr_ + ": no answer to the hello";
+	else if (st != kOk)
+		err = "store " + addr_ + ": refused: " + out[0];
+	else if (!munge_check(auth_.socket, out[0], &uid, &e))
+		err = "store " + addr_ + ": the server's " + e;
+	else if (!same_user(uid))
+		err = "store " + addr_ + ": the server is uid " +
+		      std::to_string(uid) + ", not this job's (" +
+		      std::to_string(geteuid()) + ")";
+	else
+		return true;
+	::close(fd_);
+	fd_ = -1;
+	return false;
 }
 
 std::vector<std::string> Client::call(char op,

@@ -15,6 +15,7 @@
  *   'A' key delta          atomic add (decimal)     -> (new value)
  *   'C' keys...            all set now?             -> ("0" | "1")
  *   'D' key                delete                   -> ("0" | "1")
+ *   'H' credential         hello (Auth below)       -> (credential)
  *
  * Numbers travel as decimal text so counters read back with get().  The
  * server keeps one thread per connection: a job has a handful of ranks.
@@ -26,6 +27,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -36,6 +38,23 @@ namespace tidal::store {
 
 using Bytes = std::vector<uint8_t>;
 using Millis = std::chrono::milliseconds;
+
+/*
+ * Who may use a store.  With MUNGE, a connection's first request is a
+ * hello carrying a MUNGE credential, which the server accepts only from
+ * its own uid (or root) and answers with its own credential, which the
+ * client checks the same way: another user, on this host or another, can
+ * neither use a job's store nor stand in for it.  Before the hello the
+ * server reads one small frame, for 10 s at most.  Without, anyone who
+ * can connect may use it.
+ */
+struct Auth {
+	bool munge = false;
+	std::string socket; /* munged's; "" = MUNGE's default */
+	/* TIDAL_STORE_AUTH (munge or none; unset = none) and
+	 * TIDAL_MUNGE_SOCKET, as tidal-launch sets them for its ranks. */
+	static Auth from_env();
+};
 
 class Server {
 public:
@@ -50,12 +69,20 @@ public:
 	bool start(const std::string &addr, int port, std::string &err);
 	/* The bound port (after start()). */
 	int port() const { return port_; }
+	/* Before start(): who may connect (default Auth::from_env()), and
+	 * where a refused connection is reported (default: nowhere). */
+	void set_auth(const Auth &a) { auth_ = a; }
+	void set_log(std::function<void(const std::string &)> f)
+	{
+		log_ = std::move(f);
+	}
 	/* Close every connection and join the threads; idempotent. */
 	void stop();
 
 private:
 	void accept_loop();
 	void serve(int fd);
+	bool hello(int fd);
 
 	int listen_fd_ = -1;
 	int wake_[2] = {-1, -1};
@@ -67,6 +94,8 @@ private:
 	std::map<std::string, Bytes> kv_;
 	std::vector<int> conns_;
 	std::vector<std::thread> workers_;
+	Auth auth_ = Auth::from_env();
+	std::function<void(const std::string &)> log_;
 };
 
 /* One connection to a Server.  Calls are serialized (a mutex): share one
@@ -80,8 +109,10 @@ public:
 	Client(const Client &) = delete;
 	Client &operator=(const Client &) = delete;
 
+	/* Before connect(): the server's Auth (default Auth::from_env()). */
+	void set_auth(const Auth &a) { auth_ = a; }
 	/* Connect to "HOST:PORT", retrying until TIMEOUT (the server may not
-	 * be up yet).  RET false with ERR. */
+	 * be up yet), and say hello if the Auth asks.  RET false with ERR. */
 	bool connect(const std::string &hostport, Millis timeout,
 		     std::string &err);
 	/* Default timeout of get() and wait() without one (30 s). */
@@ -106,9 +137,12 @@ private:
 				      const std::vector<std::string> &args,
 				      const std::string &what);
 
+	bool hello(std::string &err);
+
 	int fd_ = -1;
 	std::string addr_;
 	Millis timeout_{30000};
+	Auth auth_ = Auth::from_env();
 	std::mutex mu_;
 };
 

@@ -397,9 +397,17 @@ void Loop::checkpoint()
 	params_ = std::move(s.tensors[0].second);
 	m_ = std::move(s.tensors[1].second);
 	v_ = std::move(s.tensors[2].second);
-	if (!err.empty())
-		throw std::runtime_error("checkpoint at step " +
-					 std::to_string(step_) + ": " + err);
+	if (!err.empty()) {
+		/* A full or failing disk: say so, keep training; the older
+		 * checkpoints are untouched (ckpt::write removed its
+		 * temporary file) and the next interval tries again. */
+		fprintf(stderr, "tidal-train: rank %d: checkpoint at step %"
+			PRIu64 " failed: %s; training goes on\n", e_.rank,
+			step_, err.c_str());
+		emit("{\"ev\":\"ckpt_error\",\"step\":" +
+		     std::to_string(step_) + ",\"error\":" + jstr(err) + "}");
+		return;
+	}
 	struct stat st;
 	double bytes = ::stat(path.c_str(), &st) == 0 ? (double)st.st_size : 0;
 	emit("{\"ev\":\"ckpt\",\"step\":" + std::to_string(step_) +

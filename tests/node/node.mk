@@ -19,7 +19,8 @@ $(BUILD)/tests/node/%: tests/node/%.cc tests/unit/unit.h \
 
 .PHONY: check-node
 check-node: $(NODE_UNIT_BIN) $(NODE_TARGETS)
-	@set -e; if [ -n "$(NODE_UNIT_BIN)" ]; then \
-		tests/run-unit.sh $(NODE_UNIT_BIN); fi; \
-	for t in $(sort $(wildcard tests/node/test_*.sh)); do \
-		BUILD=$(BUILD) bash $$t; done
+	@rc=0; if [ -n "$(NODE_UNIT_BIN)" ]; then \
+		tests/run-unit.sh $(NODE_UNIT_BIN) || rc=1; fi; \
+	BUILD=$(BUILD) tests/run-scripts.sh check-node \
+		$(sort $(wildcard tests/node/test_*.sh)) || rc=1; \
+	exit $$rc

@@ -139,7 +139,7 @@ check "... and nothing of it is left on n2" \
 
 r=$(ask "$T/run/n2/tidald.sock" "{\"v\":1,\"op\":\"fetch\",\"job\":44,\"peer\":\"127.0.0.1:$P1\"}")
 check "fetch of a job with no checkpoint: a clear error" \
-	grep -q "no checkpoint of job 44 on n1" <<<"$r"
+	grep -q "no complete checkpoint of job 44 on n1" <<<"$r"
 
 if [ -x /usr/bin/python3 ]; then
 	r=$(runuser -u nobody -- /usr/bin/python3 -c '
@@ -155,6 +155,21 @@ check "peer port: a forged credential is rejected" grep -q "MUNGE credential rej
 cred=$(runuser -u nobody -- munge -S "$SOCK" -n)
 r=$(peer 127.0.0.1 "$P1" "$cred" '{"v":1,"op":"ckpt_get","job":42,"step":20}')
 check "peer port: a non-root user is refused" grep -q "need root or SlurmUser" <<<"$r"
+
+# A recorded step that rotation took: the peer serves the newest one after
+# it, never an error while a newer complete checkpoint sits beside it.
+cred=$(munge -S "$SOCK" -n)
+r=$(peer 127.0.0.1 "$P1" "$cred" '{"v":1,"op":"ckpt_stat","job":42}')
+check "ckpt_stat: n1's newest complete checkpoint of job 42 is step 20" \
+	test "$(field "$r" ok) $(field "$r" step)" = "True 20"
+cred=$(munge -S "$SOCK" -n)
+r=$(peer 127.0.0.1 "$P1" "$cred" '{"v":1,"op":"ckpt_get","job":42,"step":15}')
+check "ckpt_get of a step that is gone sends the newer step 20" \
+	test "$(field "$r" ok) $(field "$r" step)" = "True 20"
+cred=$(munge -S "$SOCK" -n)
+r=$(peer 127.0.0.1 "$P1" "$cred" '{"v":1,"op":"ckpt_get","job":42,"step":30}')
+check "... and of a step newer than any there, an error naming the newest" \
+	grep -q "no complete checkpoint of job 42 at or after step 30 on n1 (its newest is step 20)" <<<"$r"
 
 kill -9 "${PIDS[0]}"
 wait "${PIDS[0]}" 2>/dev/null # its listening socket closed before the new one probes it

@@ -238,6 +238,45 @@ static void test_keep_three(void **)
 	fs::remove_all(dir);
 }
 
+/* A pinned step outlives rotation however many checkpoints follow it;
+ * unpinned, rotation takes it, and the newest kKeep always stay. */
+static void test_pin_survives_rotation(void **)
+{
+	std::string dir = tmpdir(), err;
+	ckpt::write(dir, state(100, 10));
+	assert_true(ckpt::pin(dir, 100, err));
+	for (uint64_t step = 2; step <= 20; step++)
+		ckpt::write(dir, state(step * 100, 10));
+	assert_true(fs::exists(ckpt::file_name(dir, 100, ".tck")));
+	assert_true(fs::exists(ckpt::file_name(dir, 100, ".done")));
+	assert_false(fs::exists(ckpt::file_name(dir, 200, ".tck")));
+	for (uint64_t step = 18; step <= 20; step++)
+		assert_true(fs::exists(ckpt::file_name(dir, step * 100, ".done")));
+	std::vector<std::string> warn;
+	auto f = ckpt::newest(dir, warn);
+	assert_true(f && f->step == 2000);
+	auto m = ckpt::newest_marked(dir);
+	assert_true(m && m->step == 2000 &&
+		    m->path == ckpt::file_name(dir, 2000, ".tck"));
+
+	/* Two pins at once (a report in flight and the plugin's record). */
+	assert_true(ckpt::pin(dir, 1800, err));
+	assert_true(ckpt::pins(dir) == std::vector<uint64_t>({1800, 100}));
+	ckpt::unpin(dir, 100);
+	ckpt::write(dir, state(2100, 10));
+	ckpt::write(dir, state(2200, 10));
+	assert_false(fs::exists(ckpt::file_name(dir, 100, ".tck")));
+	assert_true(fs::exists(ckpt::file_name(dir, 1800, ".done")));
+	assert_false(fs::exists(ckpt::file_name(dir, 1900, ".tck")));
+	assert_true(ckpt::pins(dir) == std::vector<uint64_t>({1800}));
+
+	/* No directory: nothing to pin, no error, nothing created. */
+	assert_true(ckpt::pin(dir + "/none", 5, err));
+	assert_false(fs::exists(dir + "/none"));
+	assert_false(ckpt::newest_marked(dir + "/none").has_value());
+	fs::remove_all(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -249,6 +288,7 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_newest_falls_back),
 		cmocka_unit_test(test_keep_three),
+		cmocka_unit_test(test_pin_survives_rotation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,16 @@
 #   5. checkpoint_stop without SIGTERM: training resumes after --stop-grace
 #      without spending the budget
 #   6. the restart budget exhausted: exit 1 with a clear message
+#   7. SIGTERM while training: the trainers checkpoint and stop, the
+#      launchers die by SIGTERM (an interrupted job, not a finished one)
+#   8. a full checkpoint disk (a small tmpfs; skipped without root): a
+#      clear error naming the step, the file and ENOSPC, training goes
+#      on and completes, the older checkpoints stay complete
+#   9. the store with MUNGE (where munged can run): another uid's hello and
+#      a request before the hello are refused and logged, the job trains
+#      on; a store served by another uid is not used; --store-auth munge
+#      without munged fails saying why.  Without munged the store is open
+#      and the launcher warns (section 1's log)
 #
 # GPL-2.0-or-later.
 
@@ -49,6 +59,7 @@ PIDS=
 cleanup() {
 	local p
 	for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
+	mountpoint -q "$T/ckpt-full" 2>/dev/null && umount "$T/ckpt-full"
 	if [ "$FAILED" -gt 0 ] || [ -n "${TIDAL_KEEP_LOGS:-}" ]; then
 		for f in "$T"/*.log; do echo "---- $f"; tail -n 30 "$f"; done
 	fi
@@ -275,6 +286,124 @@ both_exit 30; ra=$RA; rb=$RB
 check "budget exhausted: non-zero exit ($ra, $rb)" eval "[ '$ra' != 0 ] && [ '$rb' != 0 ]"
 check "budget exhausted: a clear message" \
 	grep -q "restart budget exhausted (1 restart used of 1): giving up" "$T/6-a.log"
+
+# ---- 7. SIGTERM while training: checkpoint, then die by the signal
+start_job 7 100000 -- --ckpt-every 50
+ranks_up 30 7
+kill -TERM $A $B
+both_exit 30; ra=$RA; rb=$RB
+check "SIGTERM while training: both die by it (143: $ra, $rb), a checkpoint first" eval \
+	"[ '$ra$rb' = 143143 ] && grep -q 'trainers exited after SIGTERM; exiting by the signal' $T/7-a.log &&
+	 sed -n '/SIGTERM: forwarding/,\$p' $T/7-a.log | grep -q 'checkpoint durable'"
+
+# ---- 8. a full checkpoint disk: a clear error, training goes on, the
+# older checkpoints stay.  A 2.2 MB tmpfs holds two of these 1 MB
+# checkpoints (hidden 256); the third write fails with ENOSPC.
+full=$T/ckpt-full
+mkdir -p "$full"
+if mount -t tmpfs -o size=2200k tmpfs "$full" 2>/dev/null; then
+	port=$(free_port)
+	"$LAUNCH" -J 8 --nodes 1 --ranks 1 --store "127.0.0.1:$port" \
+		--run-dir "$T/run" --ckpt-dir "$full" --no-bind -N a --node-index 0 -- \
+		"$TRAIN" --hidden 256 --global-batch 64 --iters 100 --log-every 10 \
+		--ckpt-every 10 >"$T/8-a.out" 2>"$T/8-a.log" &
+	A=$!; PIDS="$PIDS $A"
+	wait_exit "$A" 60; ra=$RC
+	kept=$(ls "$full/8" | sed -n 's/^ckpt-0*\([0-9]*\)\.done$/\1/p' | sort -n | tr '\n' ' ')
+	check "full disk: training completes anyway (exit $ra)" eval \
+		"[ '$ra' = 0 ] && grep -q 'training done at step 100' $T/8-a.log"
+	check "full disk: the error names the step, the file and ENOSPC, and the checkpoint kept" \
+		grep -Eq "error: checkpoint at step 30 failed: $full/8/.*No space left on device.*; the newest durable checkpoint stays step 20 " "$T/8-a.log"
+	check "full disk: steps 10 and 20 stay complete (kept: $kept)" test "$kept" = "10 20 "
+	check "full disk: no temporary file left behind" \
+		eval "! ls -a '$full/8' | grep -q '^\.ckpt-tmp-'"
+	umount "$full"
+else
+	echo "skip - full disk: cannot mount a tmpfs here (not root?)"
+fi
+
+# ---- 9. the store takes only its job's uid (MUNGE), both ways
+if command -v munged >/dev/null && command -v munge >/dev/null && id nobody >/dev/null 2>&1 &&
+	command -v python3 >/dev/null; then
+	mkdir -p "$T/munge" "$T/mkey"
+	chmod 755 "$T/munge"
+	dd if=/dev/urandom of="$T/mkey/munge.key" bs=1024 count=1 2>/dev/null
+	chmod 600 "$T/mkey/munge.key"
+	SOCK=$T/munge/munge.socket
+	munged --force --socket="$SOCK" --key-file="$T/mkey/munge.key" \
+		--pid-file="$T/munged.pid" --log-file="$T/munged.log" --seed-file="$T/mkey/seed"
+	PIDS="$PIDS $(cat "$T/munged.pid" 2>/dev/null)"
+	export TIDAL_MUNGE_SOCKET=$SOCK
+	# store_hello PORT [FIRST_OP]: as nobody, say hello (or send FIRST_OP
+	# first) to the store at PORT; print its status byte and arguments.
+	store_hello() {
+		runuser -u nobody -- python3 - "$1" "$SOCK" "${2:-H}" <<'PY'
+import socket, struct, subprocess, sys
+port, sock, op = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+cred = subprocess.run(["munge", "-S", sock, "-n"], capture_output=True).stdout.strip()
+s = socket.create_connection(("127.0.0.1", port), timeout=20)
+s.sendall(op.encode()[:1] + struct.pack("<I", 1) + struct.pack("<I", len(cred)) + cred)
+f = s.makefile("rb")
+st = f.read(1)
+n = struct.unpack("<I", f.read(4))[0] if st else 0
+args = [f.read(struct.unpack("<I", f.read(4))[0]).decode() for _ in range(n)]
+print(st[0] if st else "closed", *args)
+PY
+	}
+	start_job 9 100000 --store-auth munge -- --ckpt-every 50
+	port9=$(tr '\0' ' ' </proc/$A/cmdline | grep -o '127\.0\.0\.1:[0-9]*' | cut -d: -f2)
+	ranks_up 30 9
+	check "store auth: a 2-node run rendezvoused through an authenticated store" \
+		grep -q "generation 0 running" "$T/9-b.log"
+	reply=$(store_hello "$port9")
+	check "store auth: another uid's hello is refused ($reply)" \
+		has "$reply" "^2 uid 65534 is not this job's"
+	check "store auth: ... and logged" \
+		grep -q "store: refused a connection from 127.0.0.1: uid 65534 is not this job's" "$T/9-a.log"
+	reply=$(store_hello "$port9" S)
+	check "store auth: a request before the hello is refused ($reply)" \
+		has "$reply" "^2 the first request is not a hello"
+	alive9() { alive "$A" && alive "$B" && [ "$(grep -c 'generation [0-9]*: world' "$T/9-a.log")" = 1 ]; }
+	check "store auth: the job trains on, not restarted" alive9
+	kill -TERM $A $B; both_exit 30
+	# A store served by another uid: the launcher will not use it.
+	fport=$(free_port)
+	runuser -u nobody -- python3 - "$fport" "$SOCK" <<'PY' &
+import socket, struct, subprocess, sys
+port, sock = int(sys.argv[1]), sys.argv[2]
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", port)); l.listen(1); l.settimeout(30)
+c, _ = l.accept(); f = c.makefile("rb")
+f.read(1); n = struct.unpack("<I", f.read(4))[0]
+for _ in range(n): f.read(struct.unpack("<I", f.read(4))[0])
+cred = subprocess.run(["munge", "-S", sock, "-n"], capture_output=True).stdout.strip()
+c.sendall(b"\0" + struct.pack("<I", 1) + struct.pack("<I", len(cred)) + cred)
+PY
+	fake=$!
+	sleep 1
+	out=$("$LAUNCH" -J 10 --nodes 2 --ranks 1 --store "127.0.0.1:$fport" --node-index 1 -N b \
+		--run-dir "$T/run" --ckpt-dir "$T/ckpt" --no-bind --store-auth munge \
+		--rdzv-timeout 10 -- "$TRAIN" --iters 10 2>&1); rc=$?
+	wait "$fake" 2>/dev/null
+	check "store auth: a store of another uid is not used (exit $rc)" \
+		eval '[ $rc != 0 ] && has "$out" "the server is uid 65534, not this job.s (0)"'
+	out=$(TIDAL_MUNGE_SOCKET=$T/nowhere "$LAUNCH" -J 11 --nodes 1 --ranks 1 \
+		--store "127.0.0.1:$(free_port)" --run-dir "$T/run" --ckpt-dir "$T/ckpt" \
+		--no-bind --store-auth munge -- "$TRAIN" --iters 10 2>&1); rc=$?
+	check "store auth: --store-auth munge without munged fails, saying why (exit $rc)" \
+		eval '[ $rc != 0 ] && has "$out" "--store-auth munge: MUNGE: .*is munged running"'
+	unset TIDAL_MUNGE_SOCKET
+	kill "$(cat "$T/munged.pid")" 2>/dev/null
+else
+	echo "skip - store auth: needs munged, munge, python3 and the user nobody"
+fi
+if munge -n </dev/null >/dev/null 2>&1; then
+	check "a munged at MUNGE's default socket: section 1's store used it" \
+		eval "! grep -q 'takes requests from anyone' '$T/1-a.log'"
+else
+	check "no munged: the store is open, and the launcher says so" \
+		grep -q "warning: the rendezvous store 127.0.0.1:[0-9]* takes requests from anyone" "$T/1-a.log"
+fi
 
 # ---- usage errors
 out=$("$LAUNCH" -J 1 --ranks 0 -- true 2>&1); rc=$?

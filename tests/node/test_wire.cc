@@ -31,6 +31,10 @@ static void test_endpoint(void **state)
 	assert_non_null(strstr(err.c_str(), "'host' is not HOST:PORT"));
 	assert_false(parse_endpoint("h:70000", &e, &err));
 	assert_non_null(strstr(err.c_str(), "port '70000' is not 0..65535"));
+	for (const char *bad : { "h:-0", "h:+80", "h: 80", "h:0x50", "h:000080" }) {
+		assert_false(parse_endpoint(bad, &e, &err));
+		assert_non_null(strstr(err.c_str(), "is not 0..65535"));
+	}
 }
 
 static void test_slurm_side(void **state)
