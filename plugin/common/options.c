@@ -110,3 +110,61 @@ int tidal_option_check(const char *name, const char *value, char *err,
 	snprintf(err, len, "--%s=%s: %s", name, value ? value : "", rule);
 	return -1;
 }
+
+int tidal_elastic_check(int min, int max, int gpus, const char *how,
+			int cluster, char *err, size_t len)
+{
+	if (gpus == 0) {
+		snprintf(err, len,
+			 "--elastic-gpus=%d-%d: the job asks for no GPUs; give "
+			 "the size it starts at with --gpus=N, %d <= N <= %d",
+			 min, max, min, max);
+		return -1;
+	}
+	if (gpus > 0 && (gpus < min || gpus > max)) {
+		snprintf(err, len,
+			 "--elastic-gpus=%d-%d: the job asks for %d GPUs%s%s%s, "
+			 "outside the range; its GPU request must be from MIN "
+			 "to MAX",
+			 min, max, gpus, how ? " (" : "", how ? how : "",
+			 how ? ")" : "");
+		return -1;
+	}
+	if (cluster > 0 && max > cluster) {
+		snprintf(err, len,
+			 "--elastic-gpus=%d-%d: MAX is more than the %d GPUs of "
+			 "the cluster; MAX must be at most %d",
+			 min, max, cluster, cluster);
+		return -1;
+	}
+	return 0;
+}
+
+void tidal_env_options(char *const *env, unsigned n, tidal_env_options_t *out)
+{
+	double d;
+
+	memset(out, 0, sizeof(*out));
+	for (unsigned i = 0; env && i < n; i++) {
+		const char *e = env[i], *v = e ? strchr(e, '=') : NULL;
+		if (!v || strncmp(e, "TIDAL_", 6))
+			continue;
+		v++;
+		if (!strncmp(e, "TIDAL_ELASTIC_GPUS=", 19)) {
+			if (tidal_parse_range(v, &out->min_gpus, &out->max_gpus))
+				out->min_gpus = out->max_gpus = 0;
+		} else if (!strncmp(e, "TIDAL_TRAIN_MODEL=", 18)) {
+			if (_model_ok(v))
+				snprintf(out->model, sizeof(out->model), "%s",
+					 v);
+		} else if (!strncmp(e, "TIDAL_TRAIN_BATCH=", 18)) {
+			if (!tidal_parse_count(v, 1, 1e9, &d))
+				out->batch = (int)d;
+		} else if (!strncmp(e, "TIDAL_TRAIN_ITERS=", 18)) {
+			if (!tidal_parse_count(v, 1, 1e15, &d))
+				out->iters = d;
+		} else if (!strncmp(e, "TIDAL_BEST_EFFORT=", 18)) {
+			out->best_effort = 1;
+		}
+	}
+}

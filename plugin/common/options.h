@@ -13,6 +13,10 @@
  *   --train-iters   TIDAL_TRAIN_ITERS            integer in [1, 1e15]
  *   --best-effort   TIDAL_BEST_EFFORT            (flag) 1
  *
+ * and across options: --elastic-gpus needs a GPU request within its range
+ * (tidal_elastic_check), checked by sbatch where it can see the request and
+ * by sched/tidal on every pending job.
+ *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #ifndef TIDAL_PLUGIN_OPTIONS_H
@@ -42,9 +46,33 @@ extern const tidal_option_t tidal_options[];
 int tidal_option_check(const char *name, const char *value, char *err,
 		       size_t len);
 
+/* An elastic job's GPU request against its --elastic-gpus=MIN-MAX and the
+ * cluster.  GPUS: the GPUs it asks for (0: none), -1 if not known here;
+ * HOW: how it asked (e.g. "--gpus=16"), NULL if not known; CLUSTER: the
+ * GPUs the cluster has, 0 if not known here.  The rules: it asks for some
+ * GPUs (the size it starts at), MIN <= GPUS <= MAX, MAX <= CLUSTER.
+ * RET 0 if it may run, else -1 with ERR (LEN bytes) set to
+ * "--elastic-gpus=MIN-MAX: RULE". */
+int tidal_elastic_check(int min, int max, int gpus, const char *how,
+			int cluster, char *err, size_t len);
+
 /* Parsers; RET 0 on success, -1 if VALUE breaks the rule. */
 int tidal_parse_range(const char *value, int *min, int *max);
 int tidal_parse_count(const char *value, double lo, double hi, double *out);
+
+/* A job's Tidal options as sched/tidal reads them from N entries of
+ * spank_job_env ("NAME=VALUE"; NULL entries skipped).  A value that
+ * breaks its rule is ignored, as if the option were absent: sbatch
+ * checked it, so only a job submitted around the SPANK plugin has one. */
+typedef struct {
+	int min_gpus, max_gpus; /* 0 = not elastic */
+	char model[65];		/* "" = none */
+	int batch;		/* 0 = none */
+	double iters;		/* 0 = none */
+	int best_effort;
+} tidal_env_options_t;
+void tidal_env_options(char *const *env, unsigned n,
+		       tidal_env_options_t *out);
 
 #ifdef __cplusplus
 }

@@ -6,64 +6,295 @@
  *   tidalctl set policy NAME              (root or SlurmUser)
  *
  * Finds the plugin from the configuration: slurm.conf ($SLURM_CONF or
- * /etc/slurm/slurm.conf) gives SlurmctldHost and AuthInfo=socket=; the
- * tidal.conf beside it gives CtlPort (and CtlHost, to override the host).
+ * /etc/slurm/slurm.conf) gives SlurmctldHost, AuthInfo=socket= and
+ * MessageTimeout; the tidal.conf beside it gives CtlPort (and CtlHost, to
+ * override the host).  A missing slurm.conf is an error, as it is for
+ * scontrol: guessing localhost would talk to the wrong cluster or to none.
  * Each connection carries a MUNGE credential; see plugin/sched/ctl_server.c
  * for the wire.
+ *
+ * Exit status (tidalctl(1)): 0 done; 1 the configuration, the connection
+ * or the plugin said no (a message on stderr); 2 a usage error.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #include <json.h>
+#include <poll.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "core/number_text.h"
 #include "nodeagent/wire.h"
 
 namespace {
 
-constexpr int kConnectTimeoutMs = 10000;
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+constexpr int kDefaultCtlPort = 6829;    /* the plugin's, tidal.conf(5) */
+constexpr int kDefaultMessageTimeout = 10; /* slurm.conf(5)'s, seconds */
 
 [[noreturn]] void die(const std::string &msg)
 {
 	std::fprintf(stderr, "tidalctl: error: %s\n", msg.c_str());
-	std::exit(1);
+	std::exit(kExitError);
 }
 
-/* Send REQUEST with a MUNGE credential to the plugin (where slurm.conf and
- * tidal.conf say it listens: nodeagent/wire.h, shared with tidald) and
- * read its whole reply (a long `show jobs` may be megabytes). */
-std::string exchange(const std::string &request)
+const char *const kUsage =
+	"usage: tidalctl [-o|--oneliner] [--json] show jobs|job ID|"
+	"nodes|policy|decisions\n"
+	"       tidalctl [-o] [--json] explain JOBID\n"
+	"       tidalctl set policy NAME   (root or SlurmUser)\n";
+
+[[noreturn]] void usage_error(const std::string &msg)
 {
-	tidal::wire::SlurmSide c = tidal::wire::read_slurm_side();
+	std::fprintf(stderr, "tidalctl: error: %s\n%s", msg.c_str(), kUsage);
+	std::exit(kExitUsage);
+}
+
+/* ---- where the plugin listens ---- */
+
+struct Target {
+	tidal::wire::Endpoint ep;
+	std::string munge_socket;
+	std::string port_from; /* "CtlPort=N in FILE", for messages */
+	int timeout_s = kDefaultMessageTimeout;
+};
+
+bool is_uint(const std::string &s)
+{
+	return !s.empty() && s.size() <= 9 &&
+	       s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+/* Die unless PATH can be read; WHY says where the path came from. */
+void need_file(const std::string &path, const std::string &why)
+{
+	FILE *f = std::fopen(path.c_str(), "r");
+	if (f) {
+		std::fclose(f);
+		return;
+	}
+	die(why + ": " + std::strerror(errno) +
+	    "\nHINT: tidalctl finds sched/tidal through slurm.conf "
+	    "(SlurmctldHost) and the tidal.conf beside it (CtlPort); set "
+	    "SLURM_CONF to the cluster's slurm.conf");
+}
+
+Target find_plugin()
+{
+	const char *env = std::getenv("SLURM_CONF");
+	if (env && !*env)
+		die("SLURM_CONF is set but empty: no slurm.conf to read");
+	if (env)
+		need_file(env, std::string("SLURM_CONF=") + env);
+	else
+		need_file("/etc/slurm/slurm.conf",
+			  "SLURM_CONF is not set and /etc/slurm/slurm.conf "
+			  "cannot be read");
+	tidal::wire::SlurmSide side = tidal::wire::read_slurm_side();
+	std::string dir =
+		side.slurm_conf.substr(0, side.slurm_conf.rfind('/') + 1);
+	std::string tidal_conf = dir + "tidal.conf";
+	using tidal::wire::conf_value;
+	if (conf_value(side.slurm_conf, "SlurmctldHost").empty() &&
+	    conf_value(side.slurm_conf, "ControlMachine").empty() &&
+	    conf_value(tidal_conf, "CtlHost").empty())
+		die(side.slurm_conf + ": no SlurmctldHost (and no CtlHost in " +
+		    tidal_conf + "): cannot tell where slurmctld runs");
+
+	Target t;
+	t.ep = side.plugin;
+	t.munge_socket = side.munge_socket;
+	std::string port = conf_value(tidal_conf, "CtlPort");
+	if (port.empty()) {
+		t.ep.port = std::to_string(kDefaultCtlPort);
+		t.port_from = "CtlPort=" + t.ep.port + " (the default: " +
+			      tidal_conf + " sets none)";
+	} else if (is_uint(port) && std::stol(port) == 0) {
+		die(tidal_conf + ": CtlPort=0: sched/tidal's tidalctl port is "
+		    "off; CtlPort must be a port number in 1-65535");
+	} else if (!is_uint(port) || std::stol(port) > 65535) {
+		die(tidal_conf + ": CtlPort=" + port +
+		    ": must be a port number in 1-65535");
+	} else {
+		t.ep.port = std::to_string(std::stol(port));
+		t.port_from = "CtlPort=" + t.ep.port + " in " + tidal_conf;
+	}
+	std::string mt = conf_value(side.slurm_conf, "MessageTimeout");
+	if (is_uint(mt) && std::stol(mt) > 0)
+		t.timeout_s = (int)std::min(std::stol(mt), 3600L);
+	return t;
+}
+
+/* ---- one request, one reply ---- */
+
+/* TEXT as a short quoted excerpt, control bytes escaped. */
+std::string excerpt(const std::string &text)
+{
+	std::string out = "\"";
+	for (size_t i = 0; i < text.size() && i < 60; i++) {
+		unsigned char c = text[i];
+		char buf[8];
+		if (c == '\n')
+			out += "\\n";
+		else if (c == '"' || c == '\\')
+			out += std::string("\\") + (char)c;
+		else if (c < 0x20 || c >= 0x7f) {
+			std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+			out += buf;
+		} else
+			out += (char)c;
+	}
+	return out + (text.size() > 60 ? "\"..." : "\"");
+}
+
+/* Send REQUEST with a MUNGE credential to the plugin and read its whole
+ * reply (a long `show jobs` may be megabytes).  What went wrong is told
+ * apart: nothing listening, no answer, a peer that closes at once or
+ * answers in another protocol (slurmctld's own port, say). */
+std::string exchange(const Target &t, const std::string &request)
+{
 	std::string cred, err;
-	if (!tidal::wire::munge_credential(c.munge_socket, &cred, &err))
+	if (!tidal::wire::munge_credential(t.munge_socket, &cred, &err))
 		die(err);
-	int fd = tidal::wire::tcp_connect(c.plugin, kConnectTimeoutMs, &err);
-	if (fd < 0)
-		die("sched/tidal: " + err +
-		    "\nHINT: is SchedulerType=sched/tidal loaded, and CtlPort "
-		    "in tidal.conf the same here and there?");
-	if (!tidal::wire::write_all(fd, cred + "\n" + request + "\n"))
-		die("write to sched/tidal failed");
+	const std::string where = t.ep.str();
+	const std::string hint = "is " + t.port_from +
+				 " the port sched/tidal listens on?";
+	int fd = tidal::wire::tcp_connect(t.ep, t.timeout_s * 1000, &err);
+	if (fd < 0) {
+		auto ends_with = [&](int e) {
+			std::string s = std::strerror(e);
+			return err.size() >= s.size() &&
+			       err.compare(err.size() - s.size(), s.size(),
+					   s) == 0;
+		};
+		if (ends_with(ECONNREFUSED))
+			die(where + " refused the connection: nothing listens "
+			    "there.\nHINT: is slurmctld running with "
+			    "SchedulerType=sched/tidal, and " + hint);
+		if (ends_with(ETIMEDOUT))
+			die(where + " did not answer within " +
+			    std::to_string(t.timeout_s) +
+			    " s (MessageTimeout): is the host up, and the "
+			    "port open to this machine?");
+		die("sched/tidal: " + err);
+	}
+	if (!tidal::wire::write_all(fd, cred + "\n" + request + "\n")) {
+		int e = errno;
+		close(fd);
+		die(where + " closed the connection before the request was "
+		    "sent (" + std::strerror(e) + "): " + hint);
+	}
+	/* The plugin may be inside a long cycle: three MessageTimeouts. */
+	const int wait_ms = 3 * t.timeout_s * 1000;
 	std::string reply;
 	char buf[65536];
-	ssize_t n;
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		reply.append(buf, n);
+	for (;;) {
+		struct pollfd p = {fd, POLLIN, 0};
+		int rc = poll(&p, 1, wait_ms);
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc == 0) {
+			close(fd);
+			die(where + " accepted the connection but sent " +
+			    (reply.empty() ? "no reply"
+					   : "only part of a reply") +
+			    " within " + std::to_string(wait_ms / 1000) +
+			    " s: " + hint);
+		}
+		ssize_t n = rc > 0 ? read(fd, buf, sizeof(buf)) : -1;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n > 0) {
+			reply.append(buf, n);
+			continue;
+		}
+		if (n < 0 && reply.empty()) {
+			int e = errno;
+			close(fd);
+			die(where + " closed the connection without a reply (" +
+			    std::strerror(e) + "): " + hint);
+		}
+		break; /* end of the reply */
+	}
 	close(fd);
+	if (reply.empty())
+		die(where + " closed the connection without a reply: " + hint);
 	return reply;
 }
 
-std::string value_str(json_object *v)
+/* The reply as a JSON object with "ok", or die saying what came. */
+json_object *parse_reply(const Target &t, const std::string &reply)
 {
-	if (json_object_get_type(v) == json_type_string)
+	json_object *r = tidal::wire::parse_object(reply), *ok;
+	if (r && json_object_object_get_ex(r, "ok", &ok))
+		return r;
+	if (r)
+		json_object_put(r);
+	die(t.ep.str() + " replied " + excerpt(reply) +
+	    ", which is not sched/tidal's JSON reply: is " + t.port_from +
+	    " the port sched/tidal listens on?");
+}
+
+/* ---- records ---- */
+
+/* Keys whose numbers are times (epoch seconds), printed as scontrol
+ * prints them.  Records come from plugin/sched/ctl_engine.cc (Submit,
+ * Deadline, LastCycle) and decisions' numbers from core's policies
+ * (elasticflow's deadline and planned_end). */
+const std::set<std::string> kTimeKeys = {"Submit", "Deadline", "LastCycle",
+					 "deadline", "planned_end"};
+
+/* As scontrol: YYYY-MM-DDTHH:MM:SS in local time; None for none (0). */
+std::string time_str(double t)
+{
+	if (!(t > 0) || !std::isfinite(t))
+		return "None";
+	time_t s = (time_t)std::llround(t);
+	struct tm tm;
+	char buf[32];
+	if (!localtime_r(&s, &tm) ||
+	    !std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm))
+		return "None";
+	return buf;
+}
+
+/* Whole numbers as they are; others to three decimals, trailing zeros
+ * dropped (a value too small for that keeps three significant digits). */
+std::string number_str(double v)
+{
+	char buf[64];
+	if (v == std::floor(v) && std::fabs(v) < 1e15) {
+		std::snprintf(buf, sizeof(buf), "%.0f", v);
+		return buf;
+	}
+	return tidal::decimal_text(v);
+}
+
+std::string value_str(const std::string &key, json_object *v)
+{
+	switch (json_object_get_type(v)) {
+	case json_type_null:
+		return "None";
+	case json_type_string:
 		return json_object_get_string(v);
-	return json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+	case json_type_int:
+	case json_type_double: {
+		double d = json_object_get_double(v);
+		return kTimeKeys.count(key) ? time_str(d) : number_str(d);
+	}
+	default:
+		return json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+	}
 }
 
 /* scontrol layout: Key=Value pairs, a few per line, 3-space continuation;
@@ -73,7 +304,7 @@ void print_record(json_object *rec, bool one_line)
 	std::string line, out;
 	int on_line = 0;
 	json_object_object_foreach(rec, key, val) {
-		std::string kv = std::string(key) + "=" + value_str(val);
+		std::string kv = std::string(key) + "=" + value_str(key, val);
 		bool alone = !one_line && kv.size() > 60;
 		if (!one_line && on_line > 0 && (on_line == 4 || alone)) {
 			out += line + "\n";
@@ -95,23 +326,83 @@ void print_record(json_object *rec, bool one_line)
 		std::fputs("\n", stdout);
 }
 
-void usage(int rc)
-{
-	std::fputs("usage: tidalctl [-o|--oneliner] [--json] show jobs|job ID|"
-		   "nodes|policy|decisions\n"
-		   "       tidalctl [-o] [--json] explain JOBID\n"
-		   "       tidalctl set policy NAME   (root or SlurmUser)\n",
-		   rc ? stderr : stdout);
-	std::exit(rc);
-}
+/* ---- the command line ---- */
 
-long long job_id(const std::string &s)
+long long job_id(const std::string &cmd, const std::string &s)
 {
 	char *end = nullptr;
+	errno = 0;
 	long long v = std::strtoll(s.c_str(), &end, 10);
-	if (s.empty() || *end || v <= 0)
-		die("'" + s + "' is not a job id");
+	if (s.empty() || *end || errno || v <= 0 || v > 0xffffffffLL)
+		usage_error(cmd + ": '" + s +
+			    "' is not a job id (a number from 1 to 4294967295)");
 	return v;
+}
+
+/* The request for WORDS (after the options), or a usage error. */
+json_object *build_request(const std::vector<std::string> &words)
+{
+	json_object *req = json_object_new_object();
+	auto put = [&](const char *k, json_object *v) {
+		json_object_object_add(req, k, v);
+	};
+	put("version", json_object_new_int(1));
+	const std::string &cmd = words[0];
+	size_t n = words.size();
+	auto extra = [&](size_t used) {
+		std::string given;
+		for (size_t i = 0; i < used && i < n; i++)
+			given += (i ? " " : "") + words[i];
+		if (n > used)
+			usage_error(given + ": unexpected '" + words[used] +
+				    "' after it");
+	};
+	if (cmd == "show") {
+		static const std::set<std::string> what = {
+			"jobs", "job", "nodes", "policy", "decisions"};
+		if (n < 2)
+			usage_error("show what? jobs, job ID, nodes, policy or "
+				    "decisions");
+		if (!what.count(words[1]))
+			usage_error("show: '" + words[1] +
+				    "' is not one of jobs, job ID, nodes, "
+				    "policy, decisions");
+		put("op", json_object_new_string("show"));
+		put("what", json_object_new_string(words[1].c_str()));
+		if (words[1] == "job") {
+			if (n < 3)
+				usage_error("show job: which job? "
+					    "(show job ID)");
+			put("id", json_object_new_int64(
+					  job_id("show job", words[2])));
+			extra(3);
+		} else {
+			extra(2);
+		}
+	} else if (cmd == "explain") {
+		if (n < 2)
+			usage_error("explain: which job? (explain JOBID)");
+		put("op", json_object_new_string("explain"));
+		put("id", json_object_new_int64(job_id("explain", words[1])));
+		extra(2);
+	} else if (cmd == "set") {
+		if (n < 2 || words[1] != "policy")
+			usage_error(n < 2 ? "set what? (set policy NAME)"
+					  : "set: '" + words[1] +
+						    "' cannot be set (set "
+						    "policy NAME)");
+		if (n < 3)
+			usage_error("set policy: which policy? "
+				    "(set policy NAME)");
+		put("op", json_object_new_string("set"));
+		put("what", json_object_new_string("policy"));
+		put("policy", json_object_new_string(words[2].c_str()));
+		extra(3);
+	} else {
+		usage_error("'" + cmd +
+			    "' is not a command (show, explain or set)");
+	}
+	return req;
 }
 
 } /* namespace */
@@ -126,58 +417,39 @@ int main(int argc, char **argv)
 			one_line = true;
 		else if (a == "--json")
 			as_json = true;
-		else if (a == "-h" || a == "--help")
-			usage(0);
+		else if (a == "-h" || a == "--help") {
+			std::fputs(kUsage, stdout);
+			return 0;
+		} else if (a.size() > 1 && a[0] == '-')
+			usage_error("unknown option '" + a + "'");
 		else
 			words.push_back(a);
 	}
 	if (words.empty())
-		usage(2);
-	json_object *req = json_object_new_object();
-	json_object_object_add(req, "version", json_object_new_int(1));
-	json_object_object_add(req, "op", json_object_new_string(words[0].c_str()));
-	if (words[0] == "show" && words.size() >= 2) {
-		json_object_object_add(req, "what",
-				       json_object_new_string(words[1].c_str()));
-		if (words[1] == "job") {
-			if (words.size() != 3)
-				usage(2);
-			json_object_object_add(req, "id",
-					       json_object_new_int64(job_id(words[2])));
-		}
-	} else if (words[0] == "explain" && words.size() == 2) {
-		json_object_object_add(req, "id",
-				       json_object_new_int64(job_id(words[1])));
-	} else if (words[0] == "set" && words.size() == 3 &&
-		   words[1] == "policy") {
-		json_object_object_add(req, "what", json_object_new_string("policy"));
-		json_object_object_add(req, "policy",
-				       json_object_new_string(words[2].c_str()));
-	} else {
-		usage(2);
-	}
-	std::string request = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+		usage_error("no command given");
+	json_object *req = build_request(words);
+	std::string request =
+		json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
 	json_object_put(req);
 
-	std::string reply = exchange(request);
-	json_object *r = json_tokener_parse(reply.c_str());
-	json_object *ok, *err, *records;
-	if (!r || !json_object_object_get_ex(r, "ok", &ok))
-		die("malformed reply from sched/tidal: " + reply);
+	Target target = find_plugin();
+	std::string reply = exchange(target, request);
+	json_object *r = parse_reply(target, reply), *err, *records;
 	if (as_json)
 		std::fputs(reply.c_str(), stdout);
-	if (!json_object_get_boolean(ok)) {
+	if (!tidal::wire::get_bool(r, "ok")) {
 		std::string msg = json_object_object_get_ex(r, "error", &err)
-					  ? json_object_get_string(err) : "failed";
+					  ? json_object_get_string(err)
+					  : "failed (the plugin gave no reason)";
 		json_object_put(r);
 		die(msg);
 	}
-	if (!as_json && json_object_object_get_ex(r, "records", &records)) {
+	if (!as_json && json_object_object_get_ex(r, "records", &records) &&
+	    json_object_get_type(records) == json_type_array) {
 		size_t n = json_object_array_length(records);
 		if (n == 0 && words[0] == "show")
-			std::puts(words.size() > 1 && words[1] == "nodes"
-					  ? "No nodes seen yet"
-					  : "No jobs under Tidal");
+			std::puts(words[1] == "nodes" ? "No nodes seen yet"
+						      : "No jobs under Tidal");
 		for (size_t i = 0; i < n; i++)
 			print_record(json_object_array_get_idx(records, i),
 				     one_line);

@@ -16,16 +16,28 @@
  *   node_register  {node, addr, agent_version, ckpt_dir, ckpt_free_bytes,
  *                   heartbeat_s, topology, [fabric]}       -> {ok}
  *   node_heartbeat {node, jobs:[{job, step, it_s, loss, ..., last_ckpt}],
- *                   ckpt_free_bytes}     -> {ok, commands:[{id, op, job}]}
+ *                   ckpt_free_bytes}     -> {ok, commands:[{id, op, job}],
+ *                                            keep:[{job, step}]}
  *                   an unknown node gets {ok:false, register:true}
  *   node_ack       {node, id, job, ok, step, path, bytes, ms, error}
- *   ckpt_where     {job}                 -> {ok, node, addr, step, path}
+ *   ckpt_where     {job}                 -> {ok, node, addr, step, path,
+ *                                            holders:[{node, addr, step}]}
  *
  * A command goes out with the next heartbeat reply of its node, and again
  * after the agent registers anew (a restarted tidald); its ack (or
  * CheckpointTimeout, resize.c) ends it.  Checkpoint locations come
  * from acks and from the last_ckpt the launchers report in heartbeats, and
  * are saved with the plugin state (state.c), as are unanswered commands.
+ *
+ * A recorded location must stay true while the trainer goes on writing
+ * and rotating checkpoints: tidald pins a checkpoint before it reports it
+ * (trainer/checkpoint.h, nodeagent/pins.cc), and the heartbeat reply's
+ * "keep" names the one the plugin's state on disk holds for that node, so
+ * that tidald releases only checkpoints that no saved record, and thus
+ * no restarted slurmctld, can name.  ckpt_where names
+ * every node known to hold one (newest first), and the fetching tidald asks
+ * each what it holds now (nodeagent/fetch.cc): a step recorded here is a
+ * lower bound, never the only file that will do.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -36,6 +48,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -57,6 +70,7 @@ namespace
 constexpr size_t kStoryLines = 16;  /* per job */
 constexpr size_t kJobsKept = 10000; /* checkpoint locations and stories */
 constexpr double kStatusFresh = 10; /* s a job's progress report stands */
+constexpr size_t kHoldersKept = 8;  /* nodes remembered per job */
 
 struct AgentInfo {
 	std::string addr, version, ckpt_dir;
@@ -72,18 +86,30 @@ struct Command {
 	uint64_t id = 0;
 	std::string node, op;
 	uint32_t job = 0;
-	double issued = 0;
+	long issued = 0; /* s, whole: as saved */
 	bool sent = false;
 	int state = 0; /* 0 waiting, 1 ok, -1 failed */
 	uint64_t step = 0;
 	std::string path, error;
 };
 
+/* A job's newest checkpoint known on one node. */
+struct Held {
+	std::string addr, path;
+	uint64_t step = 0;
+	long when = 0;	     /* s, whole: as saved */
+	uint64_t dumped = 0; /* step in the last state dump */
+	uint64_t saved = 0;  /* step in the state on disk */
+};
+
 struct JobInfo {
-	/* Newest checkpoint known (step 0 = none). */
+	/* Newest checkpoint known (step 0 = none): always the newest of
+	 * HELD (newest()), so that it is what a reload of the saved held
+	 * lines makes of them. */
 	std::string node, addr, path;
 	uint64_t step = 0;
-	double when = 0;
+	long when = 0;
+	std::map<std::string, Held> held; /* by node */
 	std::deque<std::string> story;
 	std::string status; /* last heartbeat entry, JSON */
 	std::string status_node;
@@ -112,6 +138,38 @@ double wall_now()
 	return (double)std::time(nullptr);
 }
 
+/* T as whole seconds, within what a state line's %ld can hold. */
+long whole_secs(double t)
+{
+	if (!(t > -1e18))
+		return t < 0 ? (long)-1e18 : 0; /* -inf, NaN */
+	return t < 1e18 ? (long)t : (long)1e18;
+}
+
+/* A word for a state line (node name, address): nothing that its %s
+ * reading would split or cut, at most MAX bytes. */
+bool state_word(const std::string &s, size_t max)
+{
+	if (s.empty() || s.size() > max)
+		return false;
+	for (unsigned char c : s)
+		if (c <= ' ' || c == 0x7f)
+			return false;
+	return true;
+}
+
+/* A checkpoint path as tidald reports it: absolute (or none), on one
+ * line of the state file. */
+bool path_ok(const std::string &p)
+{
+	if (!p.empty() && p[0] != '/')
+		return false;
+	for (unsigned char c : p)
+		if (c < ' ' || c == 0x7f)
+			return false;
+	return true;
+}
+
 std::string str(json_object *o, const char *k)
 {
 	json_object *v;
@@ -120,12 +178,41 @@ std::string str(json_object *o, const char *k)
 	return json_object_get_string(v);
 }
 
+/* K's value if it is a JSON integer, else DFLT: json-c would read "12",
+ * 12.5 or true as numbers. */
 int64_t num(json_object *o, const char *k, int64_t dflt = 0)
 {
 	json_object *v;
-	if (!o || !json_object_object_get_ex(o, k, &v) || !v)
+	if (!o || !json_object_object_get_ex(o, k, &v) || !v ||
+	    !json_object_is_type(v, json_type_int))
 		return dflt;
 	return json_object_get_int64(v);
+}
+
+/* "" if every count Q carries (job, id, step, bytes, free bytes) is an
+ * integer in range, else what is wrong. */
+std::string bad_count(json_object *q)
+{
+	static const struct {
+		const char *key;
+		int64_t max;
+	} keys[] = { { "job", UINT32_MAX },
+		     { "id", INT64_MAX },
+		     { "step", INT64_MAX },
+		     { "bytes", INT64_MAX },
+		     { "ckpt_free_bytes", INT64_MAX } };
+	for (const auto &k : keys) {
+		json_object *v;
+		if (!json_object_object_get_ex(q, k.key, &v))
+			continue;
+		int64_t n = json_object_is_type(v, json_type_int)
+				    ? json_object_get_int64(v) : -1;
+		if (n < 0 || n > k.max)
+			return std::string("\"") + k.key +
+			       "\" must be an integer from 0 to " +
+			       std::to_string(k.max);
+	}
+	return "";
 }
 
 double dbl(json_object *o, const char *k, double dflt = 0)
@@ -199,19 +286,62 @@ void note(Registry &r, uint32_t job, double now, const std::string &text)
 	trim(r);
 }
 
-/* Remember that NODE holds JOB's checkpoint STEP at PATH, if newer. */
+/* The job's newest checkpoint from its holders: the highest step; of
+ * equal ones the latest reported, then the first node by name. */
+void newest(JobInfo &j)
+{
+	const Held *best = nullptr;
+	const std::string *name = nullptr;
+	for (const auto &[n, h] : j.held)
+		if (h.step && (!best || h.step > best->step ||
+			       (h.step == best->step && h.when > best->when))) {
+			best = &h;
+			name = &n;
+		}
+	if (!best) {
+		j.node.clear(), j.addr.clear(), j.path.clear();
+		j.step = 0, j.when = 0;
+		return;
+	}
+	j.node = *name;
+	j.addr = best->addr;
+	j.step = best->step;
+	j.path = best->path;
+	j.when = best->when;
+}
+
+/* Remember that NODE (at ADDR) holds JOB's checkpoint STEP at PATH: as
+ * that node's newest, and as the job's newest if it is. */
+void hold(JobInfo &j, const std::string &node, const std::string &addr,
+	  uint64_t step, const std::string &path, long when)
+{
+	Held &h = j.held[node];
+	if (step >= h.step) {
+		h.addr = addr.empty() ? h.addr : addr;
+		h.step = step;
+		h.path = path;
+		h.when = when;
+	}
+	while (j.held.size() > kHoldersKept) { /* the oldest goes */
+		auto old = j.held.begin();
+		for (auto it = j.held.begin(); it != j.held.end(); ++it)
+			if (it->second.step < old->second.step)
+				old = it;
+		j.held.erase(old);
+	}
+	newest(j);
+}
+
 void saw_ckpt(Registry &r, uint32_t job, const std::string &node, uint64_t step,
 	      const std::string &path, double now)
 {
-	JobInfo &j = r.jobs[job];
-	if (step < j.step || (step == j.step && j.node == node))
+	if (step == 0)
 		return;
+	JobInfo &j = r.jobs[job];
 	auto a = r.agents.find(node);
-	j.node = node;
-	j.addr = a != r.agents.end() ? a->second.addr : j.addr;
-	j.step = step;
-	j.path = path;
-	j.when = j.seen = now;
+	hold(j, node, a != r.agents.end() ? a->second.addr : "", step, path,
+	     whole_secs(now));
+	j.seen = now;
 }
 
 std::string do_register(Registry &r, json_object *q, const std::string &node,
@@ -222,6 +352,11 @@ std::string do_register(Registry &r, json_object *q, const std::string &node,
 	/* ":PORT" (tidald listens on a wildcard): the address it came from. */
 	if (a.addr.empty() || a.addr[0] == ':')
 		a.addr = peer + a.addr;
+	/* Saved with the checkpoint locations as one word (state lines). */
+	if (!state_word(a.addr, 255) || a.addr.find(':') == std::string::npos)
+		return fail("node_register: \"addr\" must be HOST:PORT, "
+			    "at most 255 characters, no spaces (got '" +
+			    a.addr + "')");
 	a.version = str(q, "agent_version");
 	a.ckpt_dir = str(q, "ckpt_dir");
 	a.ckpt_free = (uint64_t)num(q, "ckpt_free_bytes");
@@ -248,9 +383,13 @@ std::string do_register(Registry &r, json_object *q, const std::string &node,
 		if (c.node == node && c.state == 0)
 			c.sent = false;
 	/* Where it serves from may have changed: so has every address. */
-	for (auto &[id, j] : r.jobs)
-		if (j.node == node)
-			j.addr = a.addr;
+	for (auto &[id, j] : r.jobs) {
+		auto h = j.held.find(node);
+		if (h != j.held.end()) {
+			h->second.addr = a.addr;
+			newest(j);
+		}
+	}
 	return line(reply(true));
 }
 
@@ -268,6 +407,7 @@ std::string do_heartbeat(Registry &r, json_object *q, const std::string &node,
 	a.ckpt_free = (uint64_t)num(q, "ckpt_free_bytes", (int64_t)a.ckpt_free);
 	a.heartbeat_s = std::max(0.2, dbl(q, "heartbeat_s", a.heartbeat_s));
 	json_object *jobs, *lc;
+	std::vector<uint32_t> here;
 	if (json_object_object_get_ex(q, "jobs", &jobs) &&
 	    json_object_get_type(jobs) == json_type_array)
 		for (size_t i = 0; i < json_object_array_length(jobs); i++) {
@@ -275,6 +415,7 @@ std::string do_heartbeat(Registry &r, json_object *q, const std::string &node,
 			uint32_t job = (uint32_t)num(e, "job");
 			if (!job)
 				continue;
+			here.push_back(job);
 			JobInfo &j = r.jobs[job];
 			/* Every node of a job reports it, but only node 0's
 			 * launcher (rank 0) has its progress: the others'
@@ -290,7 +431,8 @@ std::string do_heartbeat(Registry &r, json_object *q, const std::string &node,
 			}
 			j.seen = now;
 			if (json_object_object_get_ex(e, "last_ckpt", &lc) &&
-			    json_object_get_type(lc) == json_type_object)
+			    json_object_get_type(lc) == json_type_object &&
+			    path_ok(str(lc, "path")))
 				saw_ckpt(r, job, node,
 					 (uint64_t)num(lc, "step"),
 					 str(lc, "path"), now);
@@ -312,6 +454,25 @@ std::string do_heartbeat(Registry &r, json_object *q, const std::string &node,
 		     c.op + " delivered to " + node + "'s tidald");
 	}
 	json_object_object_add(o, "commands", cmds);
+	/* What this node must keep of the jobs running on it: the step the
+	 * saved state records as its newest (its trainer may rotate it away
+	 * otherwise, and after a restart this record would name a file that
+	 * is gone).  Older ones it may release. */
+	json_object *keep = json_object_new_array();
+	for (uint32_t job : here) {
+		auto ji = r.jobs.find(job);
+		if (ji == r.jobs.end())
+			continue;
+		auto h = ji->second.held.find(node);
+		if (h == ji->second.held.end() || !h->second.saved)
+			continue;
+		json_object *e = json_object_new_object();
+		json_object_object_add(e, "job", json_object_new_int64(job));
+		json_object_object_add(
+			e, "step", json_object_new_int64((int64_t)h->second.saved));
+		json_object_array_add(keep, e);
+	}
+	json_object_object_add(o, "keep", keep);
 	return line(o);
 }
 
@@ -336,6 +497,12 @@ std::string do_ack(Registry &r, json_object *q, const std::string &node,
 	c.path = str(q, "path");
 	c.error = str(q, "error");
 	char msg[512];
+	if (ok && !path_ok(c.path)) { /* a state line would break */
+		ok = false;
+		c.state = -1;
+		c.error = "checkpoint path is not an absolute path on one line";
+		c.path.clear();
+	}
 	if (ok) {
 		saw_ckpt(r, c.job, node, c.step, c.path, now);
 		std::snprintf(msg, sizeof(msg),
@@ -375,26 +542,49 @@ std::string do_where(Registry &r, json_object *q, int64_t uid)
 			       json_object_new_int64((int64_t)j.step));
 	json_object_object_add(o, "path",
 			       json_object_new_string(j.path.c_str()));
+	/* Every node known to hold one, newest first: a fetch asks each
+	 * what it holds now and copies from the newest reachable. */
+	std::vector<std::pair<std::string, const Held *>> hs;
+	for (const auto &[n, h] : j.held)
+		hs.emplace_back(n, &h);
+	std::stable_sort(hs.begin(), hs.end(), [](const auto &a, const auto &b) {
+		return a.second->step > b.second->step;
+	});
+	json_object *arr = json_object_new_array();
+	for (const auto &[n, h] : hs) {
+		json_object *e = json_object_new_object();
+		json_object_object_add(e, "node",
+				       json_object_new_string(n.c_str()));
+		json_object_object_add(e, "addr",
+				       json_object_new_string(h->addr.c_str()));
+		json_object_object_add(e, "step",
+				       json_object_new_int64((int64_t)h->step));
+		json_object_array_add(arr, e);
+	}
+	json_object_object_add(o, "holders", arr);
 	if (uid >= 0)
 		json_object_object_add(o, "uid", json_object_new_int64(uid));
 	return line(o);
 }
 
 std::string handle(const char *request, uint32_t uid, bool admin,
-		   const char *peer, bool *mine)
+		   const char *peer, bool *mine, const char **refused)
 {
 	json_object *q = json_tokener_parse(request);
 	std::string op = str(q, "op");
 	*mine = op == "node_register" || op == "node_heartbeat" ||
 		op == "node_ack" || op == "ckpt_where";
 	std::string out;
+	*refused = nullptr;
 	if (!*mine) {
 	} else if (!admin) {
+		*refused = "node ops need root or SlurmUser";
 		out = fail(op +
 			   " is for node agents: it needs root or "
 			   "SlurmUser (you are uid " +
 			   std::to_string(uid) + ")");
 	} else if (num(q, "version", num(q, "v")) != 1) {
+		*refused = "a wire version this plugin does not speak";
 		out = fail("wire version " +
 			   std::to_string(num(q, "version", num(q, "v"))) +
 			   " not supported (this plugin speaks 1)");
@@ -409,10 +599,14 @@ std::string handle(const char *request, uint32_t uid, bool admin,
 		std::lock_guard<std::mutex> g(r.mu);
 		std::string node = str(q, "node");
 		double now = wall_now();
-		if (op == "ckpt_where")
+		std::string bad = bad_count(q);
+		if (!bad.empty())
+			out = fail(op + ": " + bad);
+		else if (op == "ckpt_where")
 			out = do_where(r, q, owner);
-		else if (node.empty() || node.size() > 128)
-			out = fail(op + ": \"node\" must be a node name");
+		else if (!state_word(node, 128))
+			out = fail(op + ": \"node\" must be a node name (1 "
+					"to 128 characters, no spaces)");
 		else if (op == "node_register")
 			out = do_register(r, q, node, peer ? peer : "", now);
 		else if (op == "node_heartbeat")
@@ -582,12 +776,16 @@ bool agent_job_progress(uint32_t job, double now, double max_age,
 using namespace tidal::plugin;
 
 extern "C" char *tidal_agent_request(const char *request, uint32_t uid,
-				     int admin, const char *peer_host)
+				     int admin, const char *peer_host,
+				     const char **refused)
 {
 	try {
 		bool mine = false;
+		const char *why = nullptr;
 		std::string out = handle(request ? request : "", uid,
-					 admin != 0, peer_host, &mine);
+					 admin != 0, peer_host, &mine, &why);
+		if (refused)
+			*refused = why;
 		return mine ? dup_c(out) : nullptr;
 	} catch (...) {
 		return dup_c("{\"version\":1,\"ok\":false,\"error\":\"internal "
@@ -643,7 +841,7 @@ extern "C" uint64_t tidal_agent_command(const char *node, const char *op,
 		c.node = node;
 		c.op = op;
 		c.job = job;
-		c.issued = now;
+		c.issued = whole_secs(now);
 		r.commands[c.id] = c;
 		note(r, job, now, c.op + " queued for " + c.node + "'s tidald");
 		return c.id;
@@ -687,6 +885,18 @@ extern "C" int tidal_agent_withdraw(uint64_t id)
 	return 1;
 }
 
+extern "C" uint64_t tidal_agent_checkpoint_step(uint32_t job)
+{
+	try {
+		Registry &r = reg();
+		std::lock_guard<std::mutex> g(r.mu);
+		auto it = r.jobs.find(job);
+		return it != r.jobs.end() ? it->second.step : 0;
+	} catch (...) {
+		return 0;
+	}
+}
+
 extern "C" void tidal_agent_note(uint32_t job, double now, const char *text)
 {
 	try {
@@ -703,28 +913,56 @@ extern "C" char *tidal_agent_state_dump(void)
 		Registry &r = reg();
 		std::lock_guard<std::mutex> g(r.mu);
 		std::string s = "agentseq " + std::to_string(r.next_id) + "\n";
-		char b[256];
-		for (const auto &[job, j] : r.jobs) {
-			if (!j.step)
-				continue;
-			std::snprintf(b, sizeof(b), "ckpt %u %llu %ld %s %s ",
-				      job, (unsigned long long)j.step,
-				      (long)j.when, j.node.c_str(),
-				      j.addr.empty() ? "-" : j.addr.c_str());
-			s += b + j.path + "\n";
-		}
+		/* One line per node that holds one; the newest is the
+		 * newest of them.  Node and address are single words
+		 * (checked when they came in), the path the rest of the
+		 * line (no newline in it, checked too). */
+		for (auto &[job, j] : r.jobs)
+			for (auto &[node, h] : j.held) {
+				h.dumped = h.step;
+				if (!h.step)
+					continue;
+				s += "ckpt " + std::to_string(job) + " " +
+				     std::to_string(h.step) + " " +
+				     std::to_string(h.when) + " " + node + " " +
+				     (h.addr.empty() ? "-" : h.addr) + " " +
+				     h.path + "\n";
+			}
 		for (const auto &[id, c] : r.commands) {
 			if (c.state)
 				continue;
-			std::snprintf(
-				b, sizeof(b), "agentcmd %llu %u %ld %s %s\n",
-				(unsigned long long)id, c.job, (long)c.issued,
-				c.node.c_str(), c.op.c_str());
-			s += b;
+			s += "agentcmd " + std::to_string(id) + " " +
+			     std::to_string(c.job) + " " +
+			     std::to_string(c.issued) + " " + c.node + " " +
+			     c.op + "\n";
 		}
 		return dup_c(s);
 	} catch (...) { /* nothing thrown into slurmctld */
 		return nullptr;
+	}
+}
+
+extern "C" void tidal_agent_clear(void)
+{
+	Registry &r = reg();
+	std::lock_guard<std::mutex> g(r.mu);
+	r.agents.clear();
+	r.commands.clear();
+	r.jobs.clear();
+	r.next_id = 1;
+	r.log.clear();
+	r.awaited_ack = false;
+}
+
+extern "C" void tidal_agent_state_saved(void)
+{
+	try {
+		Registry &r = reg();
+		std::lock_guard<std::mutex> g(r.mu);
+		for (auto &[job, j] : r.jobs)
+			for (auto &[node, h] : j.held)
+				h.saved = h.dumped;
+	} catch (...) { /* nothing thrown into slurmctld */
 	}
 }
 
@@ -746,11 +984,10 @@ extern "C" int tidal_agent_state_line(const char *l)
 				&step, &when, node, addr, &used) == 5 &&
 		    used > 0) {
 			JobInfo &j = r.jobs[job];
-			j.step = step;
-			j.when = (double)when;
-			j.node = node;
-			j.addr = std::strcmp(addr, "-") ? addr : "";
-			j.path = l + used;
+			hold(j, node, std::strcmp(addr, "-") ? addr : "", step,
+			     l + used, when);
+			Held &h = j.held[node];
+			h.saved = h.dumped = h.step; /* read from disk */
 			return 1;
 		}
 		if (std::sscanf(l, "agentcmd %llu %u %ld %128s %31s", &a, &job,
@@ -758,7 +995,7 @@ extern "C" int tidal_agent_state_line(const char *l)
 			Command c;
 			c.id = a;
 			c.job = job;
-			c.issued = (double)when;
+			c.issued = when;
 			c.node = node;
 			c.op = op;
 			r.commands[a] =

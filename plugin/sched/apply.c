@@ -536,6 +536,7 @@ extern int tidal_plan_apply(const tidal_snap_t *snap, const tidal_plan_t *plan,
 	/* After the decisions, so that a resize the policy no longer wants
 	 * is called off before its requeue. */
 	tidal_resize_advance(conf, now);
+	tidal_revive_killed(now);
 	for (int k = 0; k < todo.n_act; k++) {
 		const tidal_decision_t *d = &plan->d[todo.act[k]];
 		job_record_t *job_ptr;

@@ -120,9 +120,11 @@ typedef struct {
 /* ---- engine.cc (C++, no Slurm) ---- */
 
 /* Read the configuration text TEXT (tidal.conf) from ORIGIN.  Errors and
- * warnings go to *MSG (malloc'd, newline separated, NULL if none).
- * RET 0 on success (the new policy is in force), -1 if the policy could not
- * be made (the previous policy stays). */
+ * warnings go to *MSG (malloc'd, newline separated, NULL if none; a line
+ * starting "note: " is information, not an error).
+ * RET 0 on success (the new policy is in force), -1 if the file names an
+ * unknown policy or key or has a line that is not Key=Value (nothing of it
+ * is used: the previous configuration stays). */
 int tidal_engine_configure(const char *text, const char *origin, char **msg);
 /* Cycle interval from the configuration, seconds. */
 double tidal_engine_interval(void);
@@ -140,21 +142,26 @@ char *tidal_engine_state_dump(int force);
 /* Take back one line written by tidal_engine_state_dump; RET 1 if it was
  * the engine's. */
 int tidal_engine_state_line(const char *line);
+/* Drop the policy and forget every job, as a restarted slurmctld has;
+ * tidal_engine_configure and tidal_state_load start it again. */
 void tidal_engine_shutdown(void);
 /* TCP port for tidalctl (CtlPort, 0 = no server). */
 int tidal_engine_ctl_port(void);
 /* Answer one tidalctl request (ctl_engine.cc) from UID.  RET the reply
- * line, malloc'd; never NULL unless out of memory. */
+ * line, malloc'd; never NULL unless out of memory.  *REFUSED (if not
+ * NULL): why a malformed or unauthorised request was refused, for the
+ * log (a static string), or NULL. */
 char *tidal_engine_request(const char *request, uint32_t uid, int admin,
-			   int private_jobs);
+			   int private_jobs, const char **refused);
 
 /* ---- agents.cc: node agents (tidald) and checkpoint locations ---- */
 
 /* A node op (node_register, node_heartbeat, node_ack, ckpt_where) from
  * UID, connected from PEER_HOST; root/SlurmUser only (ADMIN).  RET the
- * reply line (malloc'd), or NULL if REQUEST is not a node op. */
+ * reply line (malloc'd), or NULL if REQUEST is not a node op.
+ * *REFUSED as for tidal_engine_request. */
 char *tidal_agent_request(const char *request, uint32_t uid, int admin,
-			  const char *peer_host);
+			  const char *peer_host, const char **refused);
 /* Lines for slurmctld's log since the last call (malloc'd), or NULL. */
 char *tidal_agent_log_drain(void);
 /* 1 (once) if an ack some resize waits for came in since the last call:
@@ -177,12 +184,21 @@ void tidal_agent_cancel(uint64_t id);
 /* Take command ID back if no agent has been given it yet: RET 1 (gone,
  * or withdrawn), 0 if it was delivered (the job may be stopping). */
 int tidal_agent_withdraw(uint64_t id);
+/* The newest checkpoint step of JOB any node holds (0: none known). */
+uint64_t tidal_agent_checkpoint_step(uint32_t job);
 /* One line of JOB's resize story (tidalctl show job / explain). */
 void tidal_agent_note(uint32_t job, double now, const char *text);
 /* State lines ("agentseq", "ckpt", "agentcmd"; malloc'd, never NULL). */
 char *tidal_agent_state_dump(void);
+/* The last dump is on disk: the checkpoints it names may now be released
+ * to rotation (the heartbeat reply's "keep" names only saved ones). */
+void tidal_agent_state_saved(void);
 /* RET 1 if LINE was one of agents.cc's. */
 int tidal_agent_state_line(const char *line);
+/* Forget every agent, command and checkpoint location, as a restarted
+ * slurmctld has (tests and fuzz targets run many "restarts" in one
+ * process). */
+void tidal_agent_clear(void);
 
 /* ---- ctl_server.c: the tidalctl listener thread ---- */
 int tidal_ctl_start(int port);

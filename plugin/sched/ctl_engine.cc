@@ -24,10 +24,12 @@
 #include <json.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
 
+#include "core/number_text.h"
 #include "plugin/sched/agents.h"
 #include "plugin/sched/engine_state.h"
 
@@ -44,12 +46,28 @@ void put_str(json_object *o, const char *k, const std::string &v)
 					     v.empty() ? "None" : v.c_str()));
 }
 
+/* Whole numbers as integers; others written with three decimals (json-c
+ * would write 0.054 as 0.053999999999999999), trailing zeros dropped, or
+ * three significant digits for a value too small for that.  tidalctl
+ * prints them the same way. */
 void put_num(json_object *o, const char *k, double v)
 {
-	if (v == std::floor(v) && std::fabs(v) < 9e15)
+	if (v == std::floor(v) && std::fabs(v) < 9e15) {
 		json_object_object_add(o, k, json_object_new_int64((int64_t)v));
-	else
-		json_object_object_add(o, k, json_object_new_double(v));
+		return;
+	}
+	if (!std::isfinite(v)) { /* JSON has no inf or nan */
+		json_object_object_add(o, k, nullptr);
+		return;
+	}
+	json_object_object_add(
+		o, k, json_object_new_double_s(v, decimal_text(v).c_str()));
+}
+
+/* A number that is not known: JSON null, "None" in tidalctl's records. */
+void put_none(json_object *o, const char *k)
+{
+	json_object_object_add(o, k, nullptr);
 }
 
 std::string placement_str(const JobView &v, const Placement &p,
@@ -85,16 +103,26 @@ json_object *job_record(const JobView &v, bool full)
 		put_str(o, "Partition", j.group);
 		put_str(o, "Model", j.model);
 		put_num(o, "Batch", j.batch);
-		put_num(o, "Iterations", j.iterations);
+		if (j.iterations_known) /* --train-iters */
+			put_num(o, "Iterations", j.iterations);
+		else
+			put_none(o, "Iterations");
 		/* What the policy used: measured when an agent reports the
 		 * job (agents.cc), else from the time limit. */
-		put_num(o, "RemainingIters", std::round(j.remaining));
-		put_num(o, "RemainingSec", std::round(j.remaining_time()));
+		if (j.iterations_known)
+			put_num(o, "RemainingIters", std::round(j.remaining));
+		else
+			put_none(o, "RemainingIters");
+		if (j.time_known)
+			put_num(o, "RemainingSec",
+				std::round(j.remaining_time()));
+		else
+			put_none(o, "RemainingSec");
 		put_num(o, "Submit", j.submit);
 		if (j.has_deadline())
 			put_num(o, "Deadline", j.deadline);
 		else
-			put_str(o, "Deadline", "");
+			put_none(o, "Deadline");
 		put_num(o, "AttainedGPUSec", std::round(j.attained));
 	}
 	put_str(o, "Action", v.decided ? action_name(v.decision.action) : "");
@@ -168,12 +196,15 @@ std::string serialize(json_object *o)
 } /* namespace */
 
 std::string Engine::handle(const std::string &request, std::uint32_t uid,
-			   bool admin, bool private_jobs)
+			   bool admin, bool private_jobs,
+			   const char **refused)
 {
+	*refused = nullptr;
 	json_object *req = json_tokener_parse(request.c_str());
 	if (!req || json_object_get_type(req) != json_type_object) {
 		if (req)
 			json_object_put(req);
+		*refused = "the request is not a JSON object";
 		return serialize(error_reply("request is not a JSON object"));
 	}
 	json_object *ver, *idv;
@@ -184,16 +215,21 @@ std::string Engine::handle(const std::string &request, std::uint32_t uid,
 	long long id = json_object_object_get_ex(req, "id", &idv)
 			       ? json_object_get_int64(idv) : -1;
 	json_object_put(req);
-	if (version != kWireVersion)
+	if (version != kWireVersion) {
+		*refused = "a wire version this plugin does not speak";
 		return serialize(error_reply(
 			"wire version " + std::to_string(version) +
 			" not supported (this plugin speaks 1)"));
+	}
 
 	if (op == "set" && what == "policy") {
-		if (!admin)
+		if (!admin) {
+			*refused = "changing the policy needs root or "
+				   "SlurmUser";
 			return serialize(error_reply(
 				"changing the policy needs root or SlurmUser "
 				"(you are uid " + std::to_string(uid) + ")"));
+		}
 		return set_policy(policy);
 	}
 
@@ -204,13 +240,26 @@ std::string Engine::handle(const std::string &request, std::uint32_t uid,
 		put_str(o, "Policy", name_);
 		put_num(o, "CycleInterval", interval_);
 		put_num(o, "Cycles", (double)cycles_);
-		put_num(o, "LastCycle", last_.now);
-		put_num(o, "DecideMs", std::round(last_.decide_ms * 1000) / 1000);
+		if (cycles_)
+			put_num(o, "LastCycle", std::round(last_.now));
+		else
+			put_none(o, "LastCycle");
+		put_num(o, "DecideMs", last_.decide_ms);
 		put_num(o, "Jobs", (double)last_.jobs.size());
-		std::string kv;
-		for (const auto &[k, v] : params_.items())
-			kv += (kv.empty() ? "" : ",") + k + "=" + v;
+		/* What is in force: a value tidal.conf gave that was rejected
+		 * (logged by slurmctld) shows as the default used instead,
+		 * and is listed as given under Rejected. */
+		std::string kv, bad;
+		const auto &rejected = params_.rejected();
+		for (const auto &[k, v] : params_.items()) {
+			auto r = rejected.find(k);
+			kv += (kv.empty() ? "" : ",") + k + "=" +
+			      (r == rejected.end() ? v : r->second);
+			if (r != rejected.end())
+				bad += (bad.empty() ? "" : ",") + k + "=" + v;
+		}
 		put_str(o, "Parameters", kv);
+		put_str(o, "Rejected", bad);
 		json_object_array_add(records, o);
 	} else if (op == "show" && what == "nodes") {
 		for (const NodeView &n : last_.nodes)
@@ -249,6 +298,7 @@ std::string Engine::handle(const std::string &request, std::uint32_t uid,
 		}
 	} else {
 		json_object_put(records);
+		*refused = "an unknown op";
 		return serialize(error_reply("unknown op '" + op + "'"));
 	}
 	json_object *o = json_object_new_object();
@@ -293,13 +343,15 @@ std::string Engine::set_policy(const std::string &name)
 } /* namespace tidal */
 
 extern "C" char *tidal_engine_request(const char *request, uint32_t uid,
-				      int admin, int private_jobs)
+				      int admin, int private_jobs,
+				      const char **refused)
 {
 	std::string r;
+	const char *why = nullptr;
 	try {
 		r = tidal::plugin::engine().handle(request ? request : "", uid,
 						   admin != 0,
-						   private_jobs != 0);
+						   private_jobs != 0, &why);
 	} catch (const std::exception &e) {
 		r = std::string("{\"version\":1,\"ok\":false,\"error\":\"internal "
 				"error\"}\n");
@@ -309,5 +361,7 @@ extern "C" char *tidal_engine_request(const char *request, uint32_t uid,
 	char *p = (char *)std::malloc(r.size() + 1);
 	if (p)
 		std::memcpy(p, r.c_str(), r.size() + 1);
+	if (refused)
+		*refused = why;
 	return p;
 }

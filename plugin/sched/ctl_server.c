@@ -109,11 +109,17 @@ static void _serve(int fd)
 	uid_t uid;
 	gid_t gid;
 	munge_err_t err;
+	const char *refused = NULL;
 	int admin;
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	_peer_host(fd, peer, sizeof(peer));
+	/* Refusals are logged, one line each, naming the peer (and the uid
+	 * once MUNGE has said who it is); nothing else changes. */
 	if (_read_request(fd, buf, MAX_REQUEST, &req)) {
+		info("sched/tidal: tidalctl port: refused a request from %s: expected a MUNGE credential line and a request line",
+		     peer);
 		_write_all(fd, "{\"version\":1,\"ok\":false,\"error\":\"expected a MUNGE credential line and a request line\"}\n");
 		goto out;
 	}
@@ -122,6 +128,8 @@ static void _serve(int fd)
 	err = munge_decode(buf, ctx, NULL, NULL, &uid, &gid);
 	if (err != EMUNGE_SUCCESS) {
 		char *msg = NULL;
+		info("sched/tidal: tidalctl port: refused a request from %s: MUNGE credential rejected: %s",
+		     peer, munge_strerror(err));
 		xstrfmtcat(msg, "{\"version\":1,\"ok\":false,\"error\":\"MUNGE credential rejected: %s\"}\n",
 			   munge_strerror(err));
 		_write_all(fd, msg);
@@ -129,12 +137,15 @@ static void _serve(int fd)
 		goto out;
 	}
 	admin = uid == 0 || uid == slurm_conf.slurm_user_id;
-	_peer_host(fd, peer, sizeof(peer));
-	reply = tidal_agent_request(req, uid, admin, peer);
+	reply = tidal_agent_request(req, uid, admin, peer, &refused);
 	if (!reply)
 		reply = tidal_engine_request(
 			req, uid, admin,
-			(slurm_conf.private_data & PRIVATE_DATA_JOBS) != 0);
+			(slurm_conf.private_data & PRIVATE_DATA_JOBS) != 0,
+			&refused);
+	if (refused)
+		info("sched/tidal: tidalctl port: refused uid %u from %s: %s",
+		     (unsigned)uid, peer, refused);
 	if (reply)
 		_write_all(fd, reply);
 	free(reply);
@@ -178,6 +189,7 @@ extern int tidal_ctl_start(int port)
 
 	if (port == 0)
 		return 0;
+	xfree(munge_socket); /* a start after a failed one */
 	if ((s = xstrcasestr(slurm_conf.authinfo, "socket="))) {
 		munge_socket = xstrdup(s + 7);
 		if ((s = strchr(munge_socket, ',')))

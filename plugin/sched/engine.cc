@@ -27,6 +27,8 @@
 
 #include "core/fabric.h"
 #include "core/policy.h"
+#include "core/suggest.h"
+#include "plugin/common/options.h"
 #include "plugin/sched/agents.h"
 #include "plugin/sched/bridge.h"
 #include "plugin/sched/engine_state.h"
@@ -53,6 +55,22 @@ static char *dup_msg(const std::string &s)
 	return p;
 }
 
+/* Policies that tidal-sim runs inside their anchor's preset only: a
+ * tidal.conf naming one gets that said, not just "unknown". */
+static const char *replay_only_preset(const std::string &name)
+{
+	static const std::pair<const char *, const char *> names[] = {
+		{"antman", "muri"},	     {"lucid", "lucid"},
+		{"gandiva", "elasticflow"},  {"themis", "elasticflow"},
+		{"edf-admit", "elasticflow"}, {"shockwave", "gavel"},
+		{"pollux", "pollux"},	     {"optimus", "pollux"},
+	};
+	for (const auto &[n, preset] : names)
+		if (name == n)
+			return preset;
+	return nullptr;
+}
+
 int Engine::configure(const std::string &text, const std::string &origin,
 		      std::string *msg)
 {
@@ -65,19 +83,64 @@ int Engine::configure(const std::string &text, const std::string &origin,
 	ac.checkpoint_timeout = p.get_double("CheckpointTimeout", 30, 0, 86400);
 	ac.reject_cancel = p.get_choice("RejectAction", "hold",
 					{"hold", "cancel"}) == "cancel";
+	p.has("CtlHost"); /* tidalctl's and tidald's (nodeagent/wire.cc) */
+	std::string fatal;
+	auto add = [](std::string *to, const std::string &line) {
+		*to += (to->empty() ? "" : "\n") + line;
+	};
+	/* A line that is not Key=Value, an unknown policy or an unknown key
+	 * would silently run something else than the administrator wrote:
+	 * refused, like a bad slurm.conf. */
+	for (const std::string &e : p.errors())
+		if (e.find("is not Key=Value") != std::string::npos)
+			add(&fatal, e);
+	std::vector<std::string> live, known = p.asked();
+	for (const PolicyInfo *i : all_policies()) {
+		live.push_back(i->name);
+		Params probe; /* every policy's keys, to tell typos apart */
+		i->make(probe);
+		for (const std::string &k : probe.asked())
+			known.push_back(k);
+	}
 	const PolicyInfo *info = find_policy(name);
+	std::unique_ptr<Policy> pol;
 	if (!info) {
-		std::string known;
-		for (const PolicyInfo *i : all_policies())
-			known += (known.empty() ? "" : ", ") + i->name;
-		*msg = origin + ": Policy=" + name + ": unknown policy (known: " +
-		       known + ")";
+		const char *preset = replay_only_preset(name);
+		std::string all;
+		for (const std::string &n : live)
+			all += (all.empty() ? "" : ", ") + n;
+		add(&fatal,
+		    p.pair_of("Policy") + ": " +
+			    (preset ? std::string("runs only inside "
+						  "tidal-sim's ") +
+					      preset +
+					      " preset, not in slurmctld"
+				    : "unknown policy" +
+					      did_you_mean(name, live)) +
+			    "; the policies sched/tidal runs: " + all);
+	} else {
+		pol = info->make(p);
+	}
+	for (const Params::Unused &u : p.unused()) {
+		bool other = std::find(known.begin(), known.end(), u.key) !=
+			     known.end();
+		for (const std::string &k : known)
+			other = other || lower(k) == lower(u.key);
+		if (other) /* another policy's key: harmless, but say so */
+			add(msg, "note: " + u.pair + ": ignored: Policy=" +
+					 name + " does not read it");
+		else
+			add(&fatal,
+			    u.pair + ": unknown key" + did_you_mean(u.key, known));
+	}
+	if (!fatal.empty()) {
+		add(&fatal, *msg);
+		*msg = fatal;
 		return -1;
 	}
 	/* Slurm's rule: a bad value is logged and its default used. */
-	std::unique_ptr<Policy> pol = info->make(p);
-	for (const std::string &e : p.errors())
-		*msg += (msg->empty() ? "" : "\n") + e;
+	for (const std::string &e : p.errors_using_defaults())
+		add(msg, e);
 	std::lock_guard<std::mutex> g(mu_);
 	policy_ = std::move(pol);
 	params_ = p;
@@ -224,12 +287,15 @@ void Engine::fill_job(const tidal_job_t &b, double now, Job *j,
 	j->deadline = b.deadline > 0 ? b.deadline : kNoDeadline;
 	j->best_effort = b.best_effort != 0;
 	/* Without --train-iters the time limit is the only size we know:
-	 * work is then counted in seconds (iter_time 1 s). */
+	 * work is then counted in seconds (iter_time 1 s).  Without either,
+	 * a year stands in, and the job says its size is not known. */
 	double limit = b.time_limit > 0 ? b.time_limit : 365 * 86400.0;
 	j->duration = limit;
 	j->estimate = b.time_limit > 0 ? b.time_limit : -1;
 	j->iterations = b.iters > 0 ? b.iters : limit;
 	j->iter_time = limit / j->iterations;
+	j->iterations_known = b.iters > 0;
+	j->time_known = b.time_limit > 0;
 	double ran = running ? now - b.start : 0;
 	j->executed = m.executed + ran;
 	j->attained = m.attained + (running ? b.gpus * ran : 0);
@@ -241,6 +307,7 @@ void Engine::fill_job(const tidal_job_t &b, double now, Job *j,
 	    agent_job_progress(b.id, now, kProgressMaxAge, &p)) {
 		j->remaining = std::max(0.0, b.iters - p.step);
 		j->iter_time = 1 / p.it_s;
+		j->time_known = true;
 		j->stages = {p.stages[0], p.stages[1], p.stages[2]};
 	}
 	j->seq = m.seq;
@@ -400,10 +467,22 @@ int Engine::decide(const tidal_snap_t &s, tidal_plan_t *out)
 	std::string log;
 	if (cluster.switches.empty()) /* no topology.conf: the agents' fabric */
 		apply_agent_fabric(agent_fabric_reports(), &cluster, &log);
+	/* --elastic-gpus against the request and the cluster, as sbatch
+	 * checks it where it can (plugin/common/options.c): a job that
+	 * breaks the rule never runs, elastic with no GPU least of all. */
+	int cluster_gpus = 0;
+	for (int i = 0; i < s.n_nodes; i++)
+		cluster_gpus += s.nodes[i].gpus_total;
+	char why[TIDAL_REASON_MAX];
 	for (int i = 0; i < s.n_jobs; i++) {
-		fill_job(s.jobs[i], s.now, &jobs[i], &log);
+		const tidal_job_t &b = s.jobs[i];
+		fill_job(b, s.now, &jobs[i], &log);
 		jobs[i].index = i;
-		if (jobs[i].gpus > 0)
+		if (b.max_gpus && b.state == TIDAL_JOB_PENDING &&
+		    tidal_elastic_check(b.min_gpus, b.max_gpus, b.gpus, nullptr,
+					cluster_gpus, why, sizeof(why)))
+			extra.add(jobs[i].id, Action::Reject, 0, why);
+		else if (jobs[i].gpus > 0)
 			snap.jobs.push_back(&jobs[i]);
 		else if (jobs[i].state == JobState::Pending)
 			extra.add(jobs[i].id, Action::Start, 0,

@@ -70,9 +70,12 @@ public:
 	int decide(const tidal_snap_t &s, tidal_plan_t *out);
 	/* A tidalctl request (one JSON object) from UID; RET the reply, one
 	 * JSON object.  ADMIN: root or SlurmUser.  PRIVATE_JOBS: non-admins
-	 * see only their own jobs (PrivateData=jobs).  ctl_engine.cc. */
+	 * see only their own jobs (PrivateData=jobs).  *REFUSED: why a
+	 * malformed or unauthorised request is refused (for slurmctld's
+	 * log), NULL if it is not.  ctl_engine.cc. */
 	std::string handle(const std::string &request, std::uint32_t uid,
-			   bool admin, bool private_jobs);
+			   bool admin, bool private_jobs,
+			   const char **refused);
 	/* The uid of job ID as the last cycle saw it, -1 if it did not (for
 	 * agents.cc's ckpt_where; ctl_engine.cc). */
 	std::int64_t job_uid(std::uint32_t id);
@@ -105,6 +108,8 @@ public:
 		std::lock_guard<std::mutex> g(mu_);
 		policy_.reset();
 		memo_.clear();
+		next_seq_ = 0;
+		state_dirty_ = true;
 	}
 
 private:

@@ -21,6 +21,12 @@
  *        v      Slurm adds on a requeue; the policy starts it again
  *   (done)      once it runs; a job cancelled meanwhile is forgotten
  *
+ * A batch job that ended FAILED by a signal (its batch script, normally
+ * tidal-launch, killed outside Slurm: scancel, time limits, the OOM killer
+ * and node failures end otherwise) and has a checkpoint the agents know
+ * of is requeued to resume from it, at most REVIVE_MAX times in a row
+ * without a newer checkpoint.
+ *
  * A resize never loses the job: at every step it is either running or
  * pending under the same id, and the table is saved with the plugin state
  * (state.c) so a restarted slurmctld picks the machine up where it was.
@@ -32,6 +38,7 @@
  */
 #include <inttypes.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -90,6 +97,100 @@ extern void tidal_fix_requeue_delay(job_record_t *job_ptr, time_t now)
 			job_ptr->details->begin_time = ok;
 		return;
 	}
+}
+
+/* ---- jobs whose launcher was killed: requeued to resume ---- */
+
+static int _requeue(job_record_t *job_ptr, time_t now);
+
+#define REVIVE_MAX 3	    /* in a row, with no newer checkpoint between */
+#define REVIVE_WINDOW 600 /* s after the end: older failures stay failed */
+
+static struct {
+	uint32_t job;
+	int times;     /* requeues since the checkpoint moved on */
+	uint64_t step; /* the checkpoint at the last requeue */
+} revived[MAX_TRANSIT];
+static int n_revived;
+
+/* JOB's count of requeues in a row, reset when its checkpoint (STEP) has
+ * moved on since the last one: a job that trains between kills is not
+ * failing, one killed again and again without progress is. */
+static int *_revived(uint32_t job, uint64_t step)
+{
+	int i;
+
+	for (i = 0; i < n_revived && revived[i].job != job; i++)
+		;
+	if (i == n_revived) {
+		if (n_revived == MAX_TRANSIT) { /* the oldest entry goes */
+			memmove(revived, revived + 1,
+				sizeof(revived[0]) * --n_revived);
+			i = n_revived;
+		}
+		revived[i].job = job;
+		revived[i].times = 0;
+		revived[i].step = step;
+		n_revived++;
+	} else if (step > revived[i].step) {
+		revived[i].times = 0;
+		revived[i].step = step;
+	}
+	return &revived[i].times;
+}
+
+static int _revive_one(void *x, void *arg)
+{
+	job_record_t *job_ptr = x;
+	time_t now = *(time_t *)arg;
+	uint64_t step;
+	int *times, rc;
+
+	/* FAILED by a signal: not scancel (CANCELLED), not the time limit,
+	 * not the OOM killer, not a node failure (Slurm requeues those). */
+	if ((job_ptr->job_state & JOB_STATE_BASE) != JOB_FAILED ||
+	    IS_JOB_COMPLETING(job_ptr) || !job_ptr->batch_flag ||
+	    !WIFSIGNALED(job_ptr->exit_code) ||
+	    job_ptr->end_time + REVIVE_WINDOW < now ||
+	    !(step = tidal_agent_checkpoint_step(job_ptr->job_id)))
+		return 0;
+	times = _revived(job_ptr->job_id, step);
+	if (*times >= REVIVE_MAX) {
+		if (*times == REVIVE_MAX) {
+			error("sched/tidal: %pJ killed by signal %d again; "
+			      "requeued %d times with no newer checkpoint "
+			      "than step %" PRIu64 ": left FAILED",
+			      job_ptr, WTERMSIG(job_ptr->exit_code), *times,
+			      step);
+			(*times)++;
+		}
+		return 0;
+	}
+	rc = _requeue(job_ptr, now);
+	if (rc != SLURM_SUCCESS) {
+		error("sched/tidal: %pJ killed by signal %d: requeue failed: "
+		      "%s; left FAILED",
+		      job_ptr, WTERMSIG(job_ptr->exit_code),
+		      slurm_strerror(rc));
+		*times = REVIVE_MAX + 1;
+		return 0;
+	}
+	(*times)++;
+	info("sched/tidal: %pJ: its batch script (tidal-launch) was killed "
+	     "by signal %d; requeued to resume from its checkpoint (step "
+	     "%" PRIu64 "), %d of %d",
+	     job_ptr, WTERMSIG(job_ptr->exit_code), step, *times, REVIVE_MAX);
+	char *note = xstrdup_printf("killed by signal %d outside Slurm; "
+				    "requeued to resume from step %" PRIu64,
+				    WTERMSIG(job_ptr->exit_code), step);
+	tidal_agent_note(job_ptr->job_id, (double)now, note);
+	xfree(note);
+	return 0;
+}
+
+extern void tidal_revive_killed(time_t now)
+{
+	list_for_each(job_list, _revive_one, &now);
 }
 
 extern int tidal_requeued_count(void)

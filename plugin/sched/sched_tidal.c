@@ -57,9 +57,13 @@ static bool stop_agent;
 static bool wake_agent;
 
 /* Read tidal.conf (beside slurm.conf) into the engine.  A missing file
- * means the defaults (Policy=fifo). */
-static void _load_config(void)
+ * means the defaults (Policy=fifo).  RET -1 if the file names an unknown
+ * policy or key or has a line that is not Key=Value: then nothing of it is
+ * used (the previous configuration stays, if any).  A bad value is only
+ * logged, and its default used (Slurm's rule). */
+static int _load_config(void)
 {
+	int rc = 0;
 	char *path = get_extra_conf_path("tidal.conf");
 	char *text = NULL, *msg = NULL;
 	FILE *f = fopen(path, "r");
@@ -76,21 +80,29 @@ static void _load_config(void)
 		info("sched/tidal: %s: not readable (%m); using the defaults",
 		     path);
 	}
-	if (tidal_engine_configure(text ? text : "", path, &msg))
-		error("sched/tidal: %s; keeping the previous policy",
-		      msg ? msg : "configuration failed");
-	else if (msg)
-		for (char *save = NULL, *l = strtok_r(msg, "\n", &save); l;
-		     l = strtok_r(NULL, "\n", &save))
+	rc = tidal_engine_configure(text ? text : "", path, &msg);
+	/* "note: " lines (a key only another policy reads) are no error. */
+	for (char *save = NULL, *l = msg ? strtok_r(msg, "\n", &save) : NULL;
+	     l; l = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(l, "note: ", 6))
+			info("sched/tidal: %s", l + 6);
+		else
 			error("sched/tidal: %s", l);
+	}
 	free(msg);
 	xfree(text);
+	if (rc) {
+		error("sched/tidal: %s is not used: fix the lines above", path);
+		xfree(path);
+		return -1;
+	}
 	xfree(path);
 	info("sched/tidal: policy %s, cycle every %.1f s",
 	     tidal_engine_policy(), tidal_engine_interval());
 	if (!xstrcasestr(slurm_conf.sched_params, "sched_interval=-1"))
 		info("sched/tidal: SchedulerParameters lacks sched_interval=-1: "
 		     "slurmctld's own scheduler will start jobs too");
+	return rc;
 }
 
 static double _ms_since(const struct timespec *t0)
@@ -155,10 +167,15 @@ static void _cycle(void)
 		apply_ms += _ms_since(&t0);
 	}
 	if (started || changed) {
-		/* As Slurm's own scheduler does after a start: without it a
-		 * kill -9 soon after could forget that the jobs started. */
+		/* Saved now, not within the 5 s the state-save thread may
+		 * wait: a kill -9 of slurmctld must not forget a start (its
+		 * recovered job would be PENDING, its running batch step
+		 * aborted and the job started again) nor a requeue (the
+		 * recovered job would hold GPUs that the next cycle gives
+		 * to another job).  The next cycle starts nothing on a
+		 * requeued job's GPUs before this. */
+		(void)dump_all_job_state();
 		schedule_node_save();
-		schedule_job_save();
 	}
 	tidal_state_save();
 
@@ -206,7 +223,13 @@ extern int init(void)
 		slurm_mutex_unlock(&thread_flag_mutex);
 		return SLURM_ERROR;
 	}
-	_load_config();
+	/* As for a bad slurm.conf: slurmctld does not start, rather than
+	 * schedule with something else than the administrator wrote. */
+	if (_load_config()) {
+		slurm_mutex_unlock(&thread_flag_mutex);
+		error("sched/tidal: not started: tidal.conf has errors");
+		return SLURM_ERROR;
+	}
 	tidal_state_load();
 	stop_agent = false;
 	slurm_thread_create(&tidal_thread, _agent, NULL);
@@ -243,7 +266,27 @@ extern void tidal_cycle_wake(void)
 
 extern int sched_p_reconfig(void)
 {
-	_load_config();
+	int old_port = tidal_engine_ctl_port(), port;
+
+	if (_load_config())
+		error("sched/tidal: keeping the configuration in force (Policy=%s)",
+		      tidal_engine_policy());
+	/* A new CtlPort takes effect now; if it cannot be opened, the old
+	 * one is kept, and said so. */
+	port = tidal_engine_ctl_port();
+	if (port != old_port) {
+		slurm_mutex_lock(&thread_flag_mutex);
+		tidal_ctl_stop();
+		if (tidal_ctl_start(port)) {
+			error("sched/tidal: CtlPort=%d cannot be opened; tidalctl stays on port %d",
+			      port, old_port);
+			tidal_ctl_start(old_port);
+		} else {
+			info("sched/tidal: CtlPort changed from %d to %d",
+			     old_port, port);
+		}
+		slurm_mutex_unlock(&thread_flag_mutex);
+	}
 	tidal_cycle_wake();
 	return SLURM_SUCCESS;
 }

@@ -82,6 +82,9 @@ void tidal_forget_requeue(uint32_t job);
  * lifetime; give it back (job write lock held). */
 void tidal_fix_requeue_delay(job_record_t *job_ptr, time_t now);
 int tidal_requeued_count(void);
+/* Requeue the jobs whose batch script was killed by a signal outside
+ * Slurm and that have a checkpoint to resume from (job write lock held). */
+void tidal_revive_killed(time_t now);
 
 /* Change a pending job's GPU request to GPUS on NODES nodes (update_job
  * with a job_desc).  RET SLURM_SUCCESS or an ESLURM code. */

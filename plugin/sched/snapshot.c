@@ -696,26 +696,14 @@ extern void tidal_snapshot_free(tidal_snap_t *snap)
 
 extern void tidal_job_options(char **env, uint32_t n, tidal_job_t *j)
 {
-	double d;
+	tidal_env_options_t o;
 
-	for (uint32_t i = 0; env && i < n; i++) {
-		const char *e = env[i], *v = e ? strchr(e, '=') : NULL;
-		if (!v || xstrncmp(e, "TIDAL_", 6))
-			continue;
-		v++;
-		if (!xstrncmp(e, "TIDAL_ELASTIC_GPUS=", 19)) {
-			if (tidal_parse_range(v, &j->min_gpus, &j->max_gpus))
-				j->min_gpus = j->max_gpus = 0;
-		} else if (!xstrncmp(e, "TIDAL_TRAIN_MODEL=", 18)) {
-			j->model = _strdup(v);
-		} else if (!xstrncmp(e, "TIDAL_TRAIN_BATCH=", 18)) {
-			if (!tidal_parse_count(v, 1, 1e9, &d))
-				j->batch = (int)d;
-		} else if (!xstrncmp(e, "TIDAL_TRAIN_ITERS=", 18)) {
-			if (!tidal_parse_count(v, 1, 1e15, &d))
-				j->iters = d;
-		} else if (!xstrncmp(e, "TIDAL_BEST_EFFORT=", 18)) {
-			j->best_effort = 1;
-		}
-	}
+	tidal_env_options(env, n, &o);
+	j->min_gpus = o.min_gpus;
+	j->max_gpus = o.max_gpus;
+	if (o.model[0])
+		j->model = _strdup(o.model);
+	j->batch = o.batch;
+	j->iters = o.iters;
+	j->best_effort = o.best_effort;
 }

@@ -20,9 +20,12 @@
  * flag, so a quiet cycle formats nothing): to
  * tidal_state.new, fsync'd, renamed over tidal_state, and the directory
  * fsync'd, so a kill -9 at any instant leaves either the old or the new
- * file whole.  A file without its end line or with a wrong checksum is
- * refused with a message and Tidal starts afresh (slurmctld's jobs are
- * unaffected: they live in Slurm's own state).
+ * file whole.  Before the rename the file in place is hard-linked as
+ * tidal_state.prev.  A file missing, without its end line or with a wrong
+ * checksum (truncated, corrupted on disk) is refused with a message, set
+ * aside as tidal_state.bad, and tidal_state.prev is loaded instead; with no
+ * good file at all Tidal starts afresh (slurmctld's jobs are unaffected:
+ * they live in Slurm's own state).
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -31,6 +34,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "src/common/log.h"
@@ -81,7 +86,8 @@ static int _write_all(int fd, const char *buf, size_t n)
 
 static int _write_file(const char *body, int lines)
 {
-	char *tmp = _path(".new"), *dst = _path(""), *text = NULL;
+	char *tmp = _path(".new"), *dst = _path(""), *prev = _path(".prev");
+	char *text = NULL;
 	int fd, rc = -1;
 
 	xstrfmtcat(text, "%s %d\n%send %d %08x\n", STATE_MAGIC, STATE_VERSION,
@@ -97,6 +103,12 @@ static int _write_file(const char *body, int lines)
 		goto out;
 	}
 	close(fd);
+	/* The file in place becomes the previous good one: a hard link, so
+	 * that tidal_state itself is never missing. */
+	if ((unlink(prev) && errno != ENOENT) ||
+	    (link(dst, prev) && errno != ENOENT))
+		error("sched/tidal: cannot keep the previous state as %s: %m",
+		      prev);
 	if (rename(tmp, dst)) {
 		error("sched/tidal: rename %s to %s failed: %m", tmp, dst);
 		goto out;
@@ -111,6 +123,7 @@ out:
 	xfree(text);
 	xfree(tmp);
 	xfree(dst);
+	xfree(prev);
 	return rc;
 }
 
@@ -130,6 +143,7 @@ extern void tidal_state_save(void)
 		transit = xstrdup("");
 	if (!engine_lines && last_engine && !xstrcmp(transit, last_transit)) {
 		xfree(transit); /* nothing happened: the file is current */
+		tidal_agent_state_saved();
 		return;
 	}
 	if (engine_lines || !last_engine) {
@@ -143,6 +157,7 @@ extern void tidal_state_save(void)
 	for (const char *p = body; *p; p++)
 		lines += *p == '\n';
 	if (_write_file(body, lines) == 0) {
+		tidal_agent_state_saved();
 		xfree(last_transit);
 		last_transit = transit;
 	} else {
@@ -210,30 +225,77 @@ static char *_verify(char *text, const char *path)
 	return body;
 }
 
+/* Read and verify PATH; RET its text (the body at *BODY) or NULL. */
+static char *_load_verified(const char *path, char **body)
+{
+	char *text = _read_file(path);
+
+	if (!text) {
+		*body = NULL;
+		return NULL;
+	}
+	if (!(*body = _verify(text, path)))
+		xfree(text);
+	return text;
+}
+
 extern void tidal_state_load(void)
 {
-	char *path = _path(""), *text = _read_file(path), *body;
+	char *path = _path(""), *prev = _path(".prev"), *body = NULL;
+	const char *from = path;
+	char *text;
 	int n = 0, unknown = 0;
 
+	/* What the last save wrote is not what is on disk now, nor what
+	 * this load leaves in memory: the next save writes everything. */
+	xfree(last_transit);
+	xfree(last_engine);
 	tidal_transit_clear();
-	if (!text) {
-		info("sched/tidal: no state in %s (%m): starting afresh", path);
-		xfree(path);
-		return;
+	text = _load_verified(path, &body);
+	if (!text && access(path, F_OK) && access(prev, F_OK)) {
+		info("sched/tidal: no state in %s: starting afresh", path);
+		goto out;
 	}
-	if ((body = _verify(text, path))) {
-		for (char *save = NULL, *l = strtok_r(body, "\n", &save); l;
-		     l = strtok_r(NULL, "\n", &save)) {
-			if (tidal_transit_load_line(l) ||
-			    tidal_agent_state_line(l) ||
-			    tidal_engine_state_line(l))
-				n++;
-			else
-				unknown++;
+	if (!text) { /* missing, truncated or corrupt: the one before it */
+		struct stat st;
+
+		if (!(text = _load_verified(prev, &body))) {
+			error("sched/tidal: no good state in %s or %s: starting "
+			      "afresh (Slurm's own job state is unaffected)",
+			      path, prev);
+			goto out;
 		}
-		info("sched/tidal: state restored from %s: %d records%s", path,
-		     n, unknown ? " (some unknown lines skipped)" : "");
+		from = prev;
+		if (stat(prev, &st) == 0)
+			error("sched/tidal: using the previous good state %s, "
+			      "written %ld s ago",
+			      prev, (long)(time(NULL) - st.st_mtime));
+		/* Set the bad file aside, or the next save would keep it as
+		 * the previous one in place of the good one. */
+		if (!access(path, F_OK)) {
+			char *bad = _path(".bad");
+
+			if (rename(path, bad))
+				error("sched/tidal: cannot move %s aside: %m",
+				      path);
+			else
+				info("sched/tidal: the bad state is kept as %s",
+				     bad);
+			xfree(bad);
+		}
 	}
+	for (char *save = NULL, *l = strtok_r(body, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save)) {
+		if (tidal_transit_load_line(l) || tidal_agent_state_line(l) ||
+		    tidal_engine_state_line(l))
+			n++;
+		else
+			unknown++;
+	}
+	info("sched/tidal: state restored from %s: %d records%s", from, n,
+	     unknown ? " (some unknown lines skipped)" : "");
+out:
 	xfree(text);
 	xfree(path);
+	xfree(prev);
 }

@@ -31,7 +31,9 @@
  *   nodes N GPUS                 N nodes n1..nN with GPUS GPUs each
  *   conf KEY=VALUE...            a tidal.conf line
  *   job ID GPUS [pernode=K] [nodes=M] [elastic=MIN-MAX] [deadline=+S]
- *          [limit=MIN] [batch=0]
+ *          [limit=MIN] [batch=0] [train-model=NAME] [train-batch=N]
+ *          [train-iters=N]         (batch=0: not a batch job; train-*:
+ *                                  sbatch's --train-* options)
  *   cycle [N]                    N scheduling cycles (default 1), then print
  *   end ID                       running job ID completes
  *   advance S                    the clock moves S seconds
@@ -365,12 +367,22 @@ job_record_t *emu_job(const emu_job_spec_t *s)
 		j->tres_per_job = xstrdup_printf("gres:gpu:%d", s->gpus);
 	}
 	j->gres_list_req = _gpu_list(r);
-	if (s->max_gpus) {
-		j->spank_job_env = xcalloc(2, sizeof(char *));
-		j->spank_job_env[0] = xstrdup_printf("TIDAL_ELASTIC_GPUS=%d-%d",
-						     s->min_gpus, s->max_gpus);
-		j->spank_job_env_size = 1;
-	}
+	/* What spank_tidal.so would pass (plugin/common/options.h). */
+	if (s->max_gpus || s->train_model[0] || s->train_batch ||
+	    s->train_iters)
+		j->spank_job_env = xcalloc(5, sizeof(char *));
+	if (s->max_gpus)
+		j->spank_job_env[j->spank_job_env_size++] = xstrdup_printf(
+			"TIDAL_ELASTIC_GPUS=%d-%d", s->min_gpus, s->max_gpus);
+	if (s->train_model[0])
+		j->spank_job_env[j->spank_job_env_size++] =
+			xstrdup_printf("TIDAL_TRAIN_MODEL=%s", s->train_model);
+	if (s->train_batch)
+		j->spank_job_env[j->spank_job_env_size++] =
+			xstrdup_printf("TIDAL_TRAIN_BATCH=%d", s->train_batch);
+	if (s->train_iters)
+		j->spank_job_env[j->spank_job_env_size++] = xstrdup_printf(
+			"TIDAL_TRAIN_ITERS=%.0f", s->train_iters);
 	list_append(job_list, j);
 	by_id[s->id] = j;
 	return j;
@@ -488,23 +500,32 @@ void emu_print(FILE *out)
 
 static char *emu_conf, *emu_state_dir;
 
-void emu_restart(bool corrupt)
+/* Cut the completion marker off FILE in the state directory, as a torn
+ * write would. */
+static void _tear(const char *file)
+{
+	char *path = xstrdup_printf("%s/%s", emu_state_dir, file);
+	FILE *f = fopen(path, "r+");
+
+	if (f) {
+		fseek(f, 0, SEEK_END);
+		if (ftruncate(fileno(f), MAX(ftell(f) - 20, 0)))
+			perror(path);
+		fclose(f);
+	}
+	xfree(path);
+}
+
+void emu_restart(bool corrupt, bool both)
 {
 	char *msg = NULL;
 
-	if (corrupt) { /* cut the completion marker off, as a torn write would
-			*/
-		char *path = xstrdup_printf("%s/tidal_state", emu_state_dir);
-		FILE *f = fopen(path, "r+");
-		if (f) {
-			fseek(f, 0, SEEK_END);
-			if (ftruncate(fileno(f), MAX(ftell(f) - 20, 0)))
-				perror(path);
-			fclose(f);
-		}
-		xfree(path);
-	}
+	if (corrupt)
+		_tear("tidal_state");
+	if (corrupt && both)
+		_tear("tidal_state.prev");
 	tidal_engine_shutdown();
+	tidal_agent_clear();
 	tidal_engine_configure(emu_conf, "tidal.conf", &msg);
 	free(msg);
 	tidal_state_load();
@@ -526,4 +547,12 @@ void emu_init(const char *conf_text, const char *state_dir, bool verbose)
 	else if (msg)
 		fprintf(stderr, "tidal-emu: %s\n", msg);
 	free(msg);
+}
+
+void emu_quiet(void)
+{
+	log_options_t opts = LOG_OPTS_STDERR_ONLY;
+
+	opts.stderr_level = LOG_LEVEL_QUIET;
+	log_alter(opts, 0, NULL);
 }

@@ -20,6 +20,9 @@ typedef struct {
 	double deadline;	/* seconds from now, 0 = none */
 	int limit_min;		/* time limit, minutes; 0 = none */
 	int batch;
+	char train_model[65];	/* --train-model, "" = none */
+	int train_batch;	/* --train-batch, 0 = none */
+	double train_iters;	/* --train-iters, 0 = none */
 } emu_job_spec_t;
 
 typedef struct {
@@ -34,6 +37,9 @@ typedef struct {
 } emu_times_t;
 
 void emu_init(const char *conf_text, const char *state_dir, bool verbose);
+/* Nothing to stderr from slurmctld's log any more, errors included (the
+ * state fuzz target feeds it a torn file on every input). */
+void emu_quiet(void);
 void emu_nodes(int n, int gpus);
 struct job_record *emu_job(const emu_job_spec_t *spec);
 void emu_end(uint32_t id);
@@ -44,7 +50,8 @@ void emu_advance(double secs);
 int emu_cycle(emu_times_t *times);
 void emu_print(FILE *out);
 /* As if slurmctld restarted: the engine forgets, then loads the state
- * file (CORRUPT: with its end marker cut off first). */
-void emu_restart(bool corrupt);
+ * file (CORRUPT: with its end marker cut off first; BOTH: the previous
+ * good file's too). */
+void emu_restart(bool corrupt, bool both);
 
 #endif /* TIDAL_TESTS_EMU_H */

@@ -34,11 +34,15 @@ static void parse_job(char *args, emu_job_spec_t *s, const char *file, int line)
 		    sscanf(w, "deadline=+%lf", &s->deadline) == 1 ||
 		    sscanf(w, "limit=%d", &s->limit_min) == 1 ||
 		    sscanf(w, "batch=%d", &s->batch) == 1 ||
-		    sscanf(w, "elastic=%d-%d", &s->min_gpus, &s->max_gpus) == 2)
+		    sscanf(w, "elastic=%d-%d", &s->min_gpus, &s->max_gpus) == 2 ||
+		    sscanf(w, "train-model=%64s", s->train_model) == 1 ||
+		    sscanf(w, "train-batch=%d", &s->train_batch) == 1 ||
+		    sscanf(w, "train-iters=%lf", &s->train_iters) == 1)
 			continue;
 		die(file, line,
 		    "unknown job attribute (pernode= nodes= "
-		    "elastic=MIN-MAX deadline=+S limit=MIN batch=)");
+		    "elastic=MIN-MAX deadline=+S limit=MIN batch= "
+		    "train-model= train-batch= train-iters=)");
 	}
 }
 
@@ -87,7 +91,8 @@ static int run_file(const char *file, const char *state_dir, bool verbose)
 			   sscanf(buf, "advance %d", &a) == 1) {
 			emu_advance(a);
 		} else if (!strcmp(cmd, "restart")) {
-			emu_restart(strstr(buf, "corrupt") != NULL);
+			emu_restart(strstr(buf, "corrupt") != NULL,
+				    strstr(buf, "both") != NULL);
 		} else if (!strcmp(cmd, "cycle")) {
 			sscanf(buf, "cycle %d", &n);
 			for (int i = 0; i < n; i++) {

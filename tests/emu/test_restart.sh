@@ -8,7 +8,11 @@ expect 4 '^job 2 RUNNING gpus=1 ' "job 2 runs"
 expect 6 '^job 1 PENDING .*tiresias: queue 1' "after a restart job 1 is still in queue 1"
 expect 6 '^job 2 RUNNING gpus=1 ' "and job 2 keeps running"
 if echo "$OUT" | grep -q "no completion marker"; then pass "a torn state file is refused with a message"; else fail "torn state file not reported"; fi
-expect 9 '^job 1 RUNNING gpus=32 ' "without its state Tidal forgets job 1's service: it runs again"
+if echo "$OUT" | grep -q "using the previous good state .*/tidal_state.prev"; then pass "... and the previous good file is used, with a message"; else fail "previous state file not used"; fi
+expect 8 '^job 1 PENDING .*tiresias: queue 1' "from the previous file job 1 is still in queue 1"
+expect 8 '^job 2 RUNNING gpus=1 ' "and job 2 keeps running"
+if echo "$OUT" | grep -q "no good state in .*tidal_state or .*tidal_state.prev"; then pass "both files torn: refused with a message"; else fail "both torn files not reported"; fi
+expect 11 '^job 1 RUNNING gpus=32 ' "without its state Tidal forgets job 1's service: it runs again"
 
 emu resize_restart.jobs
 expect 2 '^job 2 RUNNING gpus=16 .*signals=1 requeues=0 ' "resize under way: signal sent"

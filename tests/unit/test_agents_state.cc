@@ -1,0 +1,161 @@
+/*
+ * test_agents_state.cc - sched/tidal's agent registry (plugin/sched/
+ * agents.cc): what node agents send must not break the state lines it
+ * saves, and the lines must load back the same.  Regressions found by
+ * tests/fuzz (plugin-wire, state):
+ *
+ *   - a node name with a space was saved as two words
+ *   - a newline in a checkpoint path added a line to the state file
+ *   - an address and path were cut at 256 bytes of the line
+ *   - a saved time past LONG_MAX was converted back from double (UB)
+ *   - the job's newest checkpoint kept a stale path when its node
+ *     reported the same step at another path
+ *
+ * Linked with the plugin's engine objects (no Slurm in them).
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include <json.h>
+#include <stdlib.h>
+
+#include "plugin/sched/bridge.h"
+
+#include "tests/unit/unit.h"
+
+static std::string ask(const std::string &req)
+{
+	char *r = tidal_agent_request(req.c_str(), 0, 1, "192.0.2.9",
+				      nullptr);
+	assert_non_null(r);
+	std::string s = r;
+	free(r);
+	return s;
+}
+
+static std::string reg(const std::string &node, const std::string &addr)
+{
+	return ask("{\"version\":1,\"op\":\"node_register\",\"node\":\"" +
+		   node + "\",\"addr\":\"" + addr + "\"}");
+}
+
+static std::string beat(const std::string &node, const std::string &path)
+{
+	return ask("{\"version\":1,\"op\":\"node_heartbeat\",\"node\":\"" +
+		   node + "\",\"jobs\":[{\"job\":10,\"last_ckpt\":{\"step\":5,"
+			  "\"path\":\"" + path + "\"}}]}");
+}
+
+static std::string dump()
+{
+	char *d = tidal_agent_state_dump();
+	assert_non_null(d);
+	std::string s = d;
+	free(d);
+	return s;
+}
+
+/* Dump, forget, load the lines back: the same dump. */
+static void round_trip(const std::string &first)
+{
+	tidal_agent_clear();
+	std::istringstream in(first);
+	std::string l;
+	while (std::getline(in, l))
+		assert_int_equal(tidal_agent_state_line(l.c_str()), 1);
+	assert_string_equal(dump().c_str(), first.c_str());
+}
+
+static void test_node_name_with_space(void **state)
+{
+	tidal_agent_clear();
+	std::string r = reg("n 1", "10.0.0.1:6830");
+	assert_non_null(strstr(r.c_str(), "\"ok\":false"));
+	assert_non_null(strstr(r.c_str(), "no spaces"));
+}
+
+/* Counts are JSON integers in range: json-c alone would read "10", 10.5,
+ * true or -1 as a job id, and 2^32 + 10 would wrap to 10. */
+static void test_counts_are_integers(void **state)
+{
+	tidal_agent_clear();
+	assert_non_null(strstr(reg("n1", "10.0.0.1:6830").c_str(), "true"));
+	for (const char *job : { "\"10\"", "10.5", "true", "-1", "4294967306" }) {
+		std::string r = ask(std::string("{\"version\":1,\"op\":"
+						"\"node_ack\",\"node\":\"n1\","
+						"\"id\":1,\"ok\":true,\"job\":") +
+				    job + ",\"step\":5,\"path\":\"/c.tck\"}");
+		assert_non_null(strstr(r.c_str(), "\"ok\":false"));
+		assert_non_null(strstr(r.c_str(), "job\\\" must be an integer"));
+	}
+	std::string r = ask("{\"version\":1,\"op\":\"ckpt_where\",\"job\":10,"
+			    "\"step\":\"5\"}");
+	assert_non_null(strstr(r.c_str(), "step\\\" must be an integer"));
+	/* Nothing of those was recorded. */
+	assert_null(strstr(dump().c_str(), "ckpt 10 "));
+}
+
+static void test_path_with_newline(void **state)
+{
+	tidal_agent_clear();
+	assert_non_null(strstr(reg("n1", "10.0.0.1:6830").c_str(), "true"));
+	beat("n1", "/ckpt/a.tck\\nresize 10 8 1 0 0 1700000100 1");
+	std::string d = dump();
+	assert_null(strstr(d.c_str(), "resize"));
+	assert_null(strstr(d.c_str(), "ckpt 10"));
+	round_trip(d);
+}
+
+static void test_long_address_and_path(void **state)
+{
+	tidal_agent_clear();
+	std::string addr(300, 'a');
+	assert_non_null(strstr(reg("n1", addr + ":6830").c_str(),
+			       "\"ok\":false"));
+	std::string host(250, 'h'), path = "/" + std::string(400, 'p');
+	assert_non_null(strstr(reg("n1", host + ":6830").c_str(), "true"));
+	beat("n1", path);
+	std::string d = dump();
+	assert_non_null(strstr(d.c_str(), (path + "\n").c_str()));
+	round_trip(d);
+}
+
+static void test_time_overflow(void **state)
+{
+	tidal_agent_clear();
+	/* sscanf's %ld saturates; the time went through a double, whose
+	 * LONG_MAX is 2^63, and back to long: undefined. */
+	assert_int_equal(tidal_agent_state_line(
+				 "ckpt 10 5 99999999999999999999 n1 - /c/a.tck"),
+			 1);
+	assert_int_equal(tidal_agent_state_line(
+				 "agentcmd 1 10 99999999999999999999 n1 "
+				 "checkpoint_stop"),
+			 1);
+	round_trip(dump());
+}
+
+static void test_same_step_new_path(void **state)
+{
+	tidal_agent_clear();
+	reg("n1", "10.0.0.1:6830");
+	beat("n1", "/ckpt/old.tck");
+	beat("n1", "/ckpt/new.tck");
+	std::string w = ask("{\"version\":1,\"op\":\"ckpt_where\",\"job\":10}");
+	assert_non_null(strstr(w.c_str(), "/ckpt/new.tck"));
+	round_trip(dump());
+	w = ask("{\"version\":1,\"op\":\"ckpt_where\",\"job\":10}");
+	assert_non_null(strstr(w.c_str(), "/ckpt/new.tck"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_node_name_with_space),
+		cmocka_unit_test(test_counts_are_integers),
+		cmocka_unit_test(test_path_with_newline),
+		cmocka_unit_test(test_long_address_and_path),
+		cmocka_unit_test(test_time_overflow),
+		cmocka_unit_test(test_same_step_new_path),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
