@@ -162,7 +162,9 @@ install: all
 
 # ---------------------------------------------------------------- demo
 
-demo: $(BUILD)/tidal-sim $(BUILD)/gen-trace plugin
+# Everything the live half needs too (tidald, tidal-launch, tidal-train):
+# the demo builds it, so that it is the first command on a fresh clone.
+demo: $(BUILD)/tidal-sim $(BUILD)/gen-trace plugin node
 	scripts/demo.sh $(BUILD)
 
 # ---------------------------------------------------------------- cleaning

@@ -260,6 +260,9 @@ reason_has() { job_reason "$1" | grep -q -- "$2"; }
 # wait_state SECS JOB STATE
 wait_state() { wait_for "$1" is_state "$2" "$3"; }
 TIDALCTL="$BUILD_ABS/tidalctl"
+# A job's GPUs as tidalctl reports them; has_gpus JOB N: running on N.
+gpus_of() { "$TIDALCTL" -o show job "$1" 2>/dev/null | grep -o 'AllocGPUs=[0-9]*' | cut -d= -f2; }
+has_gpus() { [ "$(job_state "$1")" = RUNNING ] && [ "$(gpus_of "$1")" = "$2" ]; }
 show_queue() { squeue -o '%.6i %.9T %.5D %.12b %.10N %r'; }
 set_tidal_conf() { # set_tidal_conf TEXT: rewrite and scontrol reconfigure
 	tidal_conf "$1"
@@ -311,6 +314,25 @@ start_tidald() {
 	echo $! >"$T/run/tidald-$1.pid"
 	disown
 }
+# skip_unless_python WHAT: exit 0 with a line unless python3 (which WHAT
+# needs) is installed; called before cluster_up.
+skip_unless_python() {
+	command -v python3 >/dev/null && return 0
+	say "skipped: python3 ($1) not installed"
+	say "0 passed, 0 failed"
+	exit 0
+}
+# The agents' cluster: Policy=elastic-edf with 1 s cycles, resizes only
+# through tidald (ResizeSignal=none, CheckpointTimeout=120), rejected jobs
+# cancelled, and a tidald on every node.
+agents_cluster_up() {
+	cluster_up "Policy=elastic-edf
+CycleInterval=1
+ResizeSignal=none
+CheckpointTimeout=120
+RejectAction=cancel"
+	check "4 agents up" start_agents
+}
 agents_up() { # every node's agent registered and UP
 	[ "$("$TIDALCTL" -o show nodes 2>/dev/null | grep -c 'Agent=UP')" -eq \
 		"$(echo $NODES | wc -w)" ]
@@ -319,6 +341,15 @@ start_agents() { # a tidald on every node; RET 0 once all are UP
 	local n
 	for n in $NODES; do start_tidald "$n"; done
 	wait_for 30 agents_up
+}
+
+# train_script FILE TRAIN_ARGS...: a batch script running tidal-launch
+# (sockets under $T/tidal-run, as start_tidald's) over tidal-train
+# TRAIN_ARGS.
+train_script() {
+	local f=$1; shift
+	printf '#!/bin/bash\nexec "%s/tidal-launch" --run-dir "%s/tidal-run" -- \\\n\t"%s/tidal-train" %s\n' \
+		"$BUILD_ABS" "$T" "$BUILD_ABS" "$*" >"$f"
 }
 
 # fetch_on NODE JOB: NODE's tidald's reply to "fetch" (python3 speaks the

@@ -22,16 +22,7 @@
 . "$(dirname "$0")/lib.sh"
 GPUS_PER_NODE=4
 skip_unless_node_side
-cluster_up "Policy=elastic-edf
-CycleInterval=1
-ResizeSignal=none
-CheckpointTimeout=120
-RejectAction=cancel"
-
-check "4 agents up" start_agents
-
-gpus_of() { "$TIDALCTL" -o show job "$1" 2>/dev/null | grep -o 'AllocGPUs=[0-9]*' | cut -d= -f2; }
-has_gpus() { [ "$(job_state "$1")" = RUNNING ] && [ "$(gpus_of "$1")" = "$2" ]; }
+agents_cluster_up
 
 r=$(submit -N3 --gpus-per-node=4 --wrap 'sleep 600')
 check "R ($r, 12 GPUs) starts" wait_state 30 "$r" RUNNING

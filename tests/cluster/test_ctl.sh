@@ -1,6 +1,8 @@
 #!/bin/bash
 # test_ctl.sh - tidalctl against a live sched/tidal: records, -o, --json,
-# explain, and admin actions refused to a non-admin (MUNGE says who).
+# explain, and admin actions refused to a non-admin (MUNGE says who); times
+# and numbers as scontrol prints them, the parameters in force, the exit
+# status, and what it says of a configuration or a peer that is wrong.
 #
 # GPL-2.0-or-later.
 . "$(dirname "$0")/lib.sh"
@@ -62,4 +64,109 @@ check "show policy: sjf" grep -q "Policy=sjf" < <("$TIDALCTL" show policy)
 out=$(printf 'garbage\n{"version":1,"op":"show","what":"jobs"}\n' |
 	timeout 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT_TIDALCTL; cat >&3; cat <&3")
 check "a forged credential is rejected" grep -q "MUNGE credential rejected" <<<"$out"
+
+# ---- records: scontrol's times, short numbers, None for what is not known
+out=$("$TIDALCTL" show job "$a"); echo "$out"
+date_re='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}'
+check "show job: Submit is a date, as scontrol prints it" \
+	grep -Eq "(^| )Submit=$date_re( |$)" <<<"$out"
+has_all() { # has_all TEXT WORD...: TEXT holds every WORD
+	local text=$1 w; shift
+	for w; do grep -qF -- "$w" <<<"$text" || return 1; done
+}
+check "show job: no deadline, no --train-iters: Deadline, Iterations None" \
+	has_all "$out" "Deadline=None" "Iterations=None"
+out=$("$TIDALCTL" show policy); echo "$out"
+check "show policy: LastCycle is a date" grep -Eq "LastCycle=$date_re( |$)" <<<"$out"
+check "show policy: DecideMs to three decimals at most" \
+	grep -Eq "DecideMs=[0-9]+(\.[0-9]{1,3}|e-[0-9]+)?( |$)" <<<"$out"
+check "--json: DecideMs a short number" \
+	grep -Eq '"DecideMs":[0-9.e-]{1,12}[,}]' < <("$TIDALCTL" --json show policy)
+check "--json: no deadline is null" \
+	grep -qF '"Deadline":null' < <("$TIDALCTL" --json show job "$a")
+
+# ---- show policy: what is in force, not what tidal.conf says
+set_tidal_conf "Policy=fifo
+CycleInterval=abc
+Tiresias.Thresholds=3600,36000"
+wait_for 20 eval "'$TIDALCTL' show policy | grep -q Rejected=cycleinterval=abc"
+out=$("$TIDALCTL" -o show policy); echo "$out"
+check "a rejected CycleInterval=abc: the 2 s in force is shown" \
+	grep -q "CycleInterval=2 .*Parameters=.*cycleinterval=2[,\ ]" <<<"$out"
+check "and the rejected value apart" grep -q "Rejected=cycleinterval=abc" <<<"$out"
+
+# ---- exit status: 2 for usage errors, 1 for the rest (tidalctl(1))
+fails() { # fails RC MESSAGE COMMAND...: exits RC, MESSAGE on stderr
+	local want_rc=$1 want=$2 out rc; shift 2
+	out=$("$@" 2>&1 >/dev/null); rc=$?
+	echo "   rc=$rc: $(head -2 <<<"$out" | tr '\n' ' ')"
+	[ "$rc" -eq "$want_rc" ] && grep -qF -- "$want" <<<"$out"
+}
+check "usage: show foo exits 2" fails 2 "show: 'foo' is not one of jobs, job ID, nodes, policy, decisions" "$TIDALCTL" show foo
+check "usage: show alone exits 2" fails 2 "show what?" "$TIDALCTL" show
+check "usage: show job abc exits 2" fails 2 "show job: 'abc' is not a job id" "$TIDALCTL" show job abc
+check "usage: explain without a job exits 2" fails 2 "explain: which job?" "$TIDALCTL" explain
+check "usage: an extra word exits 2" fails 2 "show jobs: unexpected 'now'" "$TIDALCTL" show jobs now
+check "usage: an unknown option exits 2" fails 2 "unknown option '--bogus'" "$TIDALCTL" --bogus show jobs
+check "usage: an unknown command exits 2" fails 2 "'frob' is not a command" "$TIDALCTL" frob
+check "the plugin's refusal exits 1" fails 1 "job 999999 is not pending or running under Tidal" "$TIDALCTL" show job 999999
+
+# ---- the configuration: no guessing, ports checked
+check "SLURM_CONF naming no file: an error, not localhost" \
+	fails 1 "SLURM_CONF=$T/none/slurm.conf: No such file or directory" \
+	env SLURM_CONF="$T/none/slurm.conf" "$TIDALCTL" show jobs
+if [ ! -e /etc/slurm/slurm.conf ]; then
+	check "SLURM_CONF unset, no /etc/slurm/slurm.conf: an error" \
+		fails 1 "SLURM_CONF is not set and /etc/slurm/slurm.conf cannot be read" \
+		env -u SLURM_CONF "$TIDALCTL" show jobs
+fi
+mkdir -p "$T/alt"
+alt_conf() { # alt_conf CTLPORT: $T/alt/{slurm,tidal}.conf, MessageTimeout=1
+	printf 'SlurmctldHost=%s(127.0.0.1)\nAuthInfo=socket=%s\nMessageTimeout=1\n' \
+		"$(hostname -s)" "$T/munge/munge.socket" >"$T/alt/slurm.conf"
+	printf 'CtlPort=%s\n' "$1" >"$T/alt/tidal.conf"
+}
+alt_ctl() { SLURM_CONF="$T/alt/slurm.conf" "$TIDALCTL" "$@"; }
+alt_conf 0
+check "CtlPort=0: the port is off, says the file" \
+	fails 1 "$T/alt/tidal.conf: CtlPort=0: sched/tidal's tidalctl port is off; CtlPort must be a port number in 1-65535" alt_ctl show jobs
+alt_conf 99999
+check "CtlPort=99999: out of range, names file, key, value and range" \
+	fails 1 "$T/alt/tidal.conf: CtlPort=99999: must be a port number in 1-65535" alt_ctl show jobs
+
+# ---- peers that are not sched/tidal, told apart
+alt_conf "$PORT_CTL"
+check "slurmctld's port: closed without a reply, CtlPort named" \
+	fails 1 "127.0.0.1:$PORT_CTL closed the connection without a reply" alt_ctl show jobs
+alt_conf $((PORT_CTL + 6))
+check "a port where nothing listens: refused" \
+	fails 1 "127.0.0.1:$((PORT_CTL + 6)) refused the connection: nothing listens there" alt_ctl show jobs
+serve() { # serve PORT REPLY|-: one connection; "-": say nothing for 10 s
+	python3 - "$1" "$2" <<'PY' &
+import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(1)
+c, _ = s.accept()
+c.recv(65536)
+if sys.argv[2] == "-":
+    time.sleep(10)
+else:
+    c.sendall(sys.argv[2].encode())
+c.close()
+PY
+	wait_for 10 eval "ss -Htln 'sport = :$1' | grep -q ."
+}
+listening_done() { ! ss -Htln "sport = :$1" | grep -q .; }
+p=$((PORT_CTL + 7))
+serve "$p" $'HTTP/1.1 400 Bad Request\r\n\r\n'
+alt_conf "$p"
+check "a peer in another protocol: its reply quoted, not sched/tidal's JSON" \
+	fails 1 "127.0.0.1:$p replied \"HTTP/1.1 400 Bad Request" alt_ctl show jobs
+wait_for 10 listening_done "$p"
+serve "$p" -
+check "a silent peer: no reply within three MessageTimeouts" \
+	fails 1 "127.0.0.1:$p accepted the connection but sent no reply within 3 s" alt_ctl show jobs
+wait_for 15 listening_done "$p"
 finish

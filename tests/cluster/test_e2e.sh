@@ -29,16 +29,8 @@ GPUS_PER_NODE=4
 CKI=100      # checkpoint interval, steps
 ITERS=3000   # E's length (about 30 s at 2 ranks here)
 skip_unless_node_side
-cluster_up "Policy=elastic-edf
-CycleInterval=1
-ResizeSignal=none
-CheckpointTimeout=120
-RejectAction=cancel"
+agents_cluster_up
 
-check "4 agents up" start_agents
-
-gpus_of() { "$TIDALCTL" -o show job "$1" 2>/dev/null | grep -o 'AllocGPUs=[0-9]*' | cut -d= -f2; }
-has_gpus() { [ "$(job_state "$1")" = RUNNING ] && [ "$(gpus_of "$1")" = "$2" ]; }
 final_state() { scontrol -o show job "$1" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2; }
 ended() { case $(final_state "$1") in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) true;; *) false;; esac; }
 

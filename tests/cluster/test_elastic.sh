@@ -19,8 +19,6 @@ ResizeSignal=USR1
 CheckpointTimeout=3
 RejectAction=cancel"
 
-gpus_of() { "$TIDALCTL" -o show job "$1" 2>/dev/null | grep -o 'AllocGPUs=[0-9]*' | cut -d= -f2; }
-has_gpus() { [ "$(job_state "$1")" = RUNNING ] && [ "$(gpus_of "$1")" = "$2" ]; }
 log="$T/out/elastic.log"
 elastic_job="trap 'echo checkpoint >>$log' USR1
 echo \"start nodes=\$SLURM_JOB_NUM_NODES\" >>$log

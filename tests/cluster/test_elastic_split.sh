@@ -19,9 +19,6 @@ ResizeSignal=USR1
 CheckpointTimeout=3
 RejectAction=cancel"
 
-gpus_of() { "$TIDALCTL" -o show job "$1" 2>/dev/null | grep -o 'AllocGPUs=[0-9]*' | cut -d= -f2; }
-has_gpus() { [ "$(job_state "$1")" = RUNNING ] && [ "$(gpus_of "$1")" = "$2" ]; }
-
 r=$(submit -N2 --gpus-per-node=4 --wrap 'sleep 600')
 check "R ($r, 8 GPUs) starts" wait_state 30 "$r" RUNNING
 r1=$(submit --gpus=1 --wrap 'sleep 600')

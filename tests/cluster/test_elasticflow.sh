@@ -10,6 +10,8 @@
 #              raise it to 8, the most its profile lists
 #   X          10^9 iterations due in 10 minutes: rejected (cancelled),
 #              its Reason naming its deadline and the GPU-time it needs
+#   N          no --train-model, --train-batch or --train-iters: rejected
+#              (cancelled), its Reason naming the three
 #
 # GPL-2.0-or-later.
 . "$(dirname "$0")/lib.sh"
@@ -23,8 +25,6 @@ ResizeSignal=none
 CheckpointTimeout=3
 RejectAction=cancel"
 
-gpus_of() { "$TIDALCTL" -o show job "$1" 2>/dev/null | grep -o 'AllocGPUs=[0-9]*' | cut -d= -f2; }
-has_gpus() { [ "$(job_state "$1")" = RUNNING ] && [ "$(gpus_of "$1")" = "$2" ]; }
 train=(--train-model=demo --train-batch=64)
 
 a=$(submit "${train[@]}" --train-iters=20000 --elastic-gpus=1-8 --gpus=1 \
@@ -42,6 +42,14 @@ reason=$(xstate | grep -o 'Reason=.* Dependency=' | sed 's/ Dependency=$//')
 echo "   $reason"
 check "X's Reason gives the admission arithmetic" \
 	grep -q 'Reason=TidalReject:.deadline.cannot.be.met.*needs.[0-9]*.GPU-s,.the.cluster.can.offer.[0-9]*.GPU-s' <<<"$reason"
+n=$(submit --gpus=1 -t 10 --deadline=now+1hour --wrap 'sleep 600')
+nstate() { scontrol -o show job "$n" 2>/dev/null; }
+check "N ($n, no --train-model/batch/iters) is rejected and cancelled, not held forever" \
+	wait_for 30 eval "nstate | grep -q 'JobState=CANCELLED'"
+reason=$(nstate | grep -o 'Reason=.* Dependency=' | sed 's/ Dependency=$//')
+echo "   $reason"
+check "N's Reason names what it lacks" \
+	grep -q 'Reason=TidalReject:.elasticflow.cannot.plan.this.job.without.its.throughput.profile.and.its.iterations:.no.--train-model,.no.--train-batch,.no.--train-iters' <<<"$reason"
 check "A keeps running at 8 GPUs" has_gpus "$a" 8
 show_queue
 scancel "$a"

@@ -27,6 +27,24 @@ check "--train-iters=0 refused" \
 check "--train-model='a b' refused" \
 	refused "--train-model=a b: must be 1 to 64 characters" "--train-model=a b"
 
+# --elastic-gpus against the GPU request: sbatch sees it and refuses.
+check "--elastic-gpus=2-8 without a GPU request refused" \
+	refused "--elastic-gpus=2-8: the job asks for no GPUs; give the size it starts at with --gpus=N, 2 <= N <= 8" \
+	--elastic-gpus=2-8
+check "--gpus=16 outside --elastic-gpus=2-8 refused" \
+	refused "--elastic-gpus=2-8: the job asks for 16 GPUs (--gpus=16), outside the range; its GPU request must be from MIN to MAX" \
+	--gpus=16 --elastic-gpus=2-8
+check "-N2 --gpus-per-node=8 outside --elastic-gpus=2-8 refused" \
+	refused "the job asks for 16 GPUs (--nodes=2 --gpus-per-node=8), outside the range" \
+	-N2 --gpus-per-node=8 --elastic-gpus=2-8
+# The cluster's size sbatch does not know: the plugin rejects.
+big=$(submit --gpus=4 --elastic-gpus=1-4096 --wrap 'sleep 30')
+check "--elastic-gpus=1-4096 on 32 GPUs: rejected, its Reason names both numbers" \
+	wait_for 20 reason_has "$big" \
+	"TidalReject: --elastic-gpus=1-4096: MAX is more than the 32 GPUs of the cluster; MAX must be at most 32"
+check "and it never ran" is_state "$big" PENDING
+scancel "$big"
+
 j=$(submit -N1 --gpus-per-node=2 --elastic-gpus=2-8 --train-model=resnet50 \
 	--train-batch=256 --train-iters=1000 --wrap 'sleep 30')
 check "good options accepted (job $j)" test -n "$j"

@@ -7,15 +7,43 @@
 #                    with a line saying so, where clang++ or libFuzzer is
 #                    missing
 #
-# One target per trace format (tests/fuzz/fuzz_trace.cc built with
-# -DFUZZ_FORMAT) and one for load_cluster (tests/fuzz/fuzz_cluster.cc).
+# The targets (each file's banner says what it checks):
+#
+#   muri elasticflow lucid pollux gavel sacct tidal
+#                 one trace reader each (fuzz_trace.cc, -DFUZZ_FORMAT)
+#   cluster       load_cluster: slurm.conf, gres.conf, topology.conf, CSVs
+#                 (fuzz_cluster.cc)
+#   options       job option values as sbatch checks them and as sched/tidal
+#                 reads them from spank_job_env (fuzz_options.cc;
+#                 plugin/common/options.c)
+#   ckpt          the checkpoint reader, newest() and pin names
+#                 (fuzz_ckpt.cc; trainer/checkpoint.cc)
+#   agent-wire    what tidald parses: local and peer requests, the
+#                 plugin's heartbeat and ckpt_where replies
+#                 (fuzz_agent_wire.cc; nodeagent/requests.cc)
+#   plugin-wire   what sched/tidal answers: node agents' ops and tidalctl
+#                 requests, then a state round trip of what they left
+#                 (fuzz_plugin_wire.cc; plugin/sched/agents.cc,
+#                 ctl_engine.cc)
+#   conf          tidal.conf: Params, the engine's configure, and the node
+#                 side's conf_value (fuzz_conf.cc)
+#   state         the plugin state file: load, save, load again
+#                 (fuzz_state.cc; plugin/sched/state.c and the lines of
+#                 resize.c, agents.cc and engine.cc), over tests/emu's
+#                 emulated slurmctld; only with a configured Slurm source
+#                 tree (HAVE_SLURM_SRC), like tidal-emu
+#
 # Included from tests/tests.mk.
 
 CLANG ?= $(shell command -v clang++ 2>/dev/null)
 FUZZ_BUILD := build-fuzz
 FUZZ_SECONDS ?= 5
 FUZZ_FORMATS := muri elasticflow lucid pollux gavel sacct tidal
-FUZZ_TARGETS := $(FUZZ_FORMATS) cluster
+FUZZ_TARGETS := $(FUZZ_FORMATS) cluster options ckpt agent-wire plugin-wire \
+	conf
+ifeq ($(HAVE_SLURM_SRC),1)
+FUZZ_TARGETS += state
+endif
 FUZZ_BIN := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz-%)
 
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
@@ -30,7 +58,37 @@ $(FUZZ_BUILD)/obj/%.o: %.cc
 	$(CLANG) $(FUZZ_CXXFLAGS) $(JSONC_CFLAGS) -fsanitize=fuzzer-no-link \
 		-MMD -MP -c $< -o $@
 
--include $(FUZZ_OBJ:.o=.d)
+CLANG_C ?= $(patsubst %++,%,$(CLANG))
+FUZZ_CFLAGS := -std=gnu11 -O1 -g -Wall -Wno-unused-parameter \
+	-Wno-sign-compare -Wno-missing-field-initializers -I. $(FUZZ_SAN)
+
+# The plugin's C files: options.c needs nothing, the others Slurm's
+# source tree (as for tidal-emu, tests/emu/emu.mk).
+$(FUZZ_BUILD)/obj/plugin/common/%.o: plugin/common/%.c
+	@mkdir -p $(dir $@)
+	$(CLANG_C) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP \
+		-c $< -o $@
+
+$(FUZZ_BUILD)/obj/plugin/sched/%.o: plugin/sched/%.c
+	@mkdir -p $(dir $@)
+	$(CLANG_C) $(FUZZ_CFLAGS) $(SLURM_CFLAGS) -fsanitize=fuzzer-no-link \
+		-MMD -MP -c $< -o $@
+
+$(FUZZ_BUILD)/obj/tests/emu/%.o: tests/emu/%.c
+	@mkdir -p $(dir $@)
+	$(CLANG_C) $(FUZZ_CFLAGS) $(SLURM_CFLAGS) -fsanitize=fuzzer-no-link \
+		-MMD -MP -c $< -o $@
+
+FUZZ_OPTIONS_OBJ := $(FUZZ_BUILD)/obj/plugin/common/options.o
+FUZZ_NODE_OBJ := $(addprefix $(FUZZ_BUILD)/obj/, nodeagent/requests.o \
+	nodeagent/wire.o trainer/checkpoint.o)
+FUZZ_ENGINE_OBJ := $(addprefix $(FUZZ_BUILD)/obj/plugin/sched/, agents.o \
+	engine.o ctl_engine.o) $(FUZZ_OPTIONS_OBJ)
+FUZZ_EMU_OBJ := $(addprefix $(FUZZ_BUILD)/obj/plugin/sched/, snapshot.o \
+	apply.o resize.o state.o) $(FUZZ_BUILD)/obj/tests/emu/emu.o
+
+-include $(FUZZ_OBJ:.o=.d) $(FUZZ_NODE_OBJ:.o=.d) $(FUZZ_ENGINE_OBJ:.o=.d) \
+	$(FUZZ_EMU_OBJ:.o=.d)
 
 # LEMON compiles as C++17 only (see the top-level Makefile).
 $(FUZZ_BUILD)/obj/core/matching.o: FUZZ_CXXFLAGS += $(LEMON_CFLAGS) \
@@ -45,6 +103,44 @@ $(FUZZ_BUILD)/fuzz-cluster: tests/fuzz/fuzz_cluster.cc \
 		$(FUZZ_BUILD)/libtidal-fuzz.a
 	$(CLANG) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer -o $@ $< \
 		$(FUZZ_BUILD)/libtidal-fuzz.a $(CORE_LIBS)
+
+# The engine's policies register themselves from static constructors:
+# the core is linked whole where the engine is.
+$(FUZZ_BUILD)/libtidal-fuzz-core.a: $(CORE_SRC:%.cc=$(FUZZ_BUILD)/obj/%.o)
+	@rm -f $@
+	ar rcs $@ $^
+FUZZ_ENGINE_LIBS := -Wl,--whole-archive $(FUZZ_BUILD)/libtidal-fuzz-core.a \
+	-Wl,--no-whole-archive $(CORE_LIBS)
+
+$(FUZZ_BUILD)/fuzz-options: tests/fuzz/fuzz_options.cc $(FUZZ_OPTIONS_OBJ)
+	$(CLANG) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer -o $@ $< \
+		$(FUZZ_OPTIONS_OBJ)
+
+$(FUZZ_BUILD)/fuzz-ckpt: tests/fuzz/fuzz_ckpt.cc \
+		$(FUZZ_BUILD)/obj/trainer/checkpoint.o
+	$(CLANG) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer -o $@ $< \
+		$(FUZZ_BUILD)/obj/trainer/checkpoint.o
+
+$(FUZZ_BUILD)/fuzz-agent-wire: tests/fuzz/fuzz_agent_wire.cc $(FUZZ_NODE_OBJ)
+	$(CLANG) $(FUZZ_CXXFLAGS) $(JSONC_CFLAGS) -fsanitize=fuzzer -o $@ $< \
+		$(FUZZ_NODE_OBJ) $(JSONC_LIBS) $(MUNGE_LIBS)
+
+$(FUZZ_BUILD)/fuzz-plugin-wire: tests/fuzz/fuzz_plugin_wire.cc \
+		$(FUZZ_ENGINE_OBJ) $(FUZZ_BUILD)/libtidal-fuzz-core.a
+	$(CLANG) $(FUZZ_CXXFLAGS) $(JSONC_CFLAGS) -fsanitize=fuzzer -o $@ $< \
+		$(FUZZ_ENGINE_OBJ) $(FUZZ_ENGINE_LIBS)
+
+$(FUZZ_BUILD)/fuzz-conf: tests/fuzz/fuzz_conf.cc $(FUZZ_ENGINE_OBJ) \
+		$(FUZZ_NODE_OBJ) $(FUZZ_BUILD)/libtidal-fuzz-core.a
+	$(CLANG) $(FUZZ_CXXFLAGS) $(JSONC_CFLAGS) -fsanitize=fuzzer -o $@ $< \
+		$(FUZZ_ENGINE_OBJ) $(FUZZ_NODE_OBJ) $(FUZZ_ENGINE_LIBS) \
+		$(MUNGE_LIBS)
+
+$(FUZZ_BUILD)/fuzz-state: tests/fuzz/fuzz_state.cc $(FUZZ_EMU_OBJ) \
+		$(FUZZ_ENGINE_OBJ) $(FUZZ_BUILD)/libtidal-fuzz-core.a
+	$(CLANG) $(FUZZ_CXXFLAGS) $(SLURM_CFLAGS) -fsanitize=fuzzer -o $@ $< \
+		$(FUZZ_EMU_OBJ) $(FUZZ_ENGINE_OBJ) $(FUZZ_ENGINE_LIBS) \
+		-L$(SLURM_LIBDIR) -lslurmfull -Wl,-rpath,$(SLURM_LIBDIR)
 
 $(FUZZ_FORMATS:%=$(FUZZ_BUILD)/fuzz-%): $(FUZZ_BUILD)/fuzz-%: \
 		tests/fuzz/fuzz_trace.cc $(FUZZ_BUILD)/libtidal-fuzz.a
