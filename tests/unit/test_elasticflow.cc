@@ -211,15 +211,24 @@ static Job pending_job(JobId id, double iters, double deadline)
 	return j;
 }
 
+/* A profile directory with one model, "m", that scales linearly to 4
+ * GPUs; NAME makes it this test's own.  The caller removes it. */
+static std::filesystem::path linear_profiles(const std::string &name)
+{
+	namespace fs = std::filesystem;
+	fs::path dir = fs::temp_directory_path() /
+		       (name + "-" + std::to_string(::getpid()));
+	fs::create_directories(dir);
+	std::ofstream(dir / "m.csv") << "global_batch_size,1,2,4\n8,1,2,4\n";
+	return dir;
+}
+
 /* The registered policy on the admission case above: A starts (its
  * minimum share 2 plus the 2 left over), B is rejected and says why. */
 static void test_policy_rejects(void **)
 {
 	namespace fs = std::filesystem;
-	fs::path dir = fs::temp_directory_path() /
-		       ("tidal-ef-" + std::to_string(::getpid()));
-	fs::create_directories(dir);
-	std::ofstream(dir / "m.csv") << "global_batch_size,1,2,4\n8,1,2,4\n";
+	fs::path dir = linear_profiles("tidal-ef");
 	Params params;
 	params.set("ElasticFlow.Profiles", dir.string());
 	params.set("ElasticFlow.Slot", "10");
@@ -255,10 +264,7 @@ static void test_policy_rejects(void **)
 static void test_policy_rejects_unplannable(void **)
 {
 	namespace fs = std::filesystem;
-	fs::path dir = fs::temp_directory_path() /
-		       ("tidal-ef-u-" + std::to_string(::getpid()));
-	fs::create_directories(dir);
-	std::ofstream(dir / "m.csv") << "global_batch_size,1,2,4\n8,1,2,4\n";
+	fs::path dir = linear_profiles("tidal-ef-u");
 	Params params;
 	params.set("ElasticFlow.Profiles", dir.string());
 	std::string err;
