@@ -11,6 +11,12 @@
  * node_heartbeat, node_ack, ckpt_where: agents.cc); everything else goes
  * to the engine (ctl_engine.cc).
  *
+ * One listener thread accepts; CTL_WORKERS worker threads serve the
+ * accepted connections from a queue, so that a slow client (one that
+ * connects and sends nothing holds its worker for the 2 s read timeout)
+ * or a burst of heartbeats does not make everyone else wait.  A
+ * connection that finds the queue full is answered "busy" at once.
+ *
  * The credential is decoded through the same munged slurmctld uses
  * (AuthInfo=socket=... is honoured); its uid decides what the peer may do:
  * root and SlurmUser are admins, others see only their own jobs when
@@ -19,6 +25,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
+#define _GNU_SOURCE /* accept4 */
 #include <errno.h>
 #include <arpa/inet.h>
 #include <munge.h>
@@ -40,11 +47,20 @@
 #include "plugin/sched/bridge.h"
 
 #define MAX_REQUEST (64 * 1024)
+#define CTL_WORKERS 8	/* connections served at once */
+#define CTL_QUEUE 256	/* accepted connections waiting for a worker */
 
 static pthread_t ctl_thread;
 static int listen_fd = -1;
 static volatile bool ctl_stop;
 static char *munge_socket; /* from AuthInfo, or NULL for the default */
+
+/* The accepted connections, oldest first; q_lock guards them and
+ * ctl_stop as the workers read it. */
+static pthread_t workers[CTL_WORKERS];
+static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t q_cond = PTHREAD_COND_INITIALIZER;
+static int q_fd[CTL_QUEUE], q_head, q_len;
 
 /* Read up to two lines (credential, request) into BUF; RET 0 or -1. */
 static int _read_request(int fd, char *buf, size_t len, char **req)
@@ -163,6 +179,42 @@ out:
 	xfree(buf);
 }
 
+static void *_worker(void *arg)
+{
+	for (;;) {
+		int fd;
+
+		slurm_mutex_lock(&q_lock);
+		while (!q_len && !ctl_stop)
+			slurm_cond_wait(&q_cond, &q_lock);
+		if (ctl_stop) { /* tidal_ctl_stop closes what is queued */
+			slurm_mutex_unlock(&q_lock);
+			return NULL;
+		}
+		fd = q_fd[q_head];
+		q_head = (q_head + 1) % CTL_QUEUE;
+		q_len--;
+		slurm_mutex_unlock(&q_lock);
+		_serve(fd);
+		close(fd);
+	}
+}
+
+/* Hand FD to a worker; RET false if the queue is full. */
+static bool _enqueue(int fd)
+{
+	bool ok;
+
+	slurm_mutex_lock(&q_lock);
+	ok = q_len < CTL_QUEUE;
+	if (ok) {
+		q_fd[(q_head + q_len++) % CTL_QUEUE] = fd;
+		slurm_cond_signal(&q_cond);
+	}
+	slurm_mutex_unlock(&q_lock);
+	return ok;
+}
+
 static void *_listener(void *arg)
 {
 	struct pollfd p = { .fd = listen_fd, .events = POLLIN };
@@ -170,10 +222,16 @@ static void *_listener(void *arg)
 	while (!ctl_stop) {
 		if (poll(&p, 1, 500) <= 0)
 			continue;
-		int fd = accept(listen_fd, NULL, NULL);
+		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
-		_serve(fd);
+		if (_enqueue(fd))
+			continue;
+		char peer[INET6_ADDRSTRLEN];
+		_peer_host(fd, peer, sizeof(peer));
+		info("sched/tidal: tidalctl port: refused a connection from %s: busy (%d connections queued)",
+		     peer, CTL_QUEUE);
+		_write_all(fd, "{\"version\":1,\"ok\":false,\"error\":\"busy: too many requests queued; try again\"}\n");
 		close(fd);
 	}
 	return NULL;
@@ -200,13 +258,16 @@ extern int tidal_ctl_start(int port)
 		return -1;
 	setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(listen_fd, (struct sockaddr *)&a, sizeof(a)) ||
-	    listen(listen_fd, 16)) {
+	    listen(listen_fd, 128)) {
 		error("sched/tidal: tidalctl port %d: %m", port);
 		close(listen_fd);
 		listen_fd = -1;
 		return -1;
 	}
 	ctl_stop = false;
+	q_head = q_len = 0;
+	for (int i = 0; i < CTL_WORKERS; i++)
+		slurm_thread_create(&workers[i], _worker, NULL);
 	slurm_thread_create(&ctl_thread, _listener, NULL);
 	info("sched/tidal: tidalctl listens on port %d", port);
 	return 0;
@@ -218,6 +279,13 @@ extern void tidal_ctl_stop(void)
 		return;
 	ctl_stop = true;
 	pthread_join(ctl_thread, NULL);
+	slurm_mutex_lock(&q_lock);
+	slurm_cond_broadcast(&q_cond);
+	slurm_mutex_unlock(&q_lock);
+	for (int i = 0; i < CTL_WORKERS; i++)
+		pthread_join(workers[i], NULL);
+	for (; q_len > 0; q_len--, q_head = (q_head + 1) % CTL_QUEUE)
+		close(q_fd[q_head]);
 	close(listen_fd);
 	listen_fd = -1;
 	xfree(munge_socket);
