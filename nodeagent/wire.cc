@@ -266,13 +266,21 @@ int unix_listen(const std::string &path, std::string *err)
 	sockaddr_un a;
 	if (!unix_addr(path, &a, err))
 		return -1;
-	/* A socket file left by a dead tidald: nobody answers on it. */
+	/* A socket file left by a dead tidald: nobody answers on it.  One
+	 * killed a moment ago may still take connections while its last
+	 * threads exit (its sockets close with the last one): asked again
+	 * for up to 3 s before it counts as another live process. */
 	std::string e2;
-	int probe = unix_connect(path, &e2);
-	if (probe >= 0) {
+	for (int tries = 0;; tries++) {
+		int probe = unix_connect(path, &e2);
+		if (probe < 0)
+			break;
 		close(probe);
-		*err = path + ": another process is listening there";
-		return -1;
+		if (tries == 30) {
+			*err = path + ": another process is listening there";
+			return -1;
+		}
+		usleep(100 * 1000);
 	}
 	unlink(path.c_str());
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);

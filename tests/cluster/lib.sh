@@ -5,6 +5,9 @@
 #
 #   munged     own socket and key (AuthInfo=socket=...)
 #   slurmctld  SchedulerType=sched/tidal from $BUILD, defer,sched_interval=-1
+#              (SCHED_TYPE and SCHED_PARAMS - a whole SchedulerParameters=
+#              line, or empty for none - replace them: bench/load.sh runs
+#              sched/builtin; EXTRA_SLURM_CONF adds lines)
 #   slurmd x4  n1..n4 (slurmd -N), own ports, 8 fake GPUs each: character
 #              devices made with mknod (major 195, like /dev/nvidiaN)
 #
@@ -94,8 +97,8 @@ SlurmctldDebug=debug
 SlurmdDebug=info
 PluginDir=/usr/lib/x86_64-linux-gnu/slurm-wlm:$BUILD_ABS
 PlugStackConfig=$T/etc/plugstack.conf
-SchedulerType=sched/tidal
-SchedulerParameters=defer,sched_interval=-1
+SchedulerType=${SCHED_TYPE:-sched/tidal}
+${SCHED_PARAMS-SchedulerParameters=defer,sched_interval=-1}
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 GresTypes=gpu
@@ -115,6 +118,7 @@ KillWait=2
 MinJobAge=600
 JobRequeue=1
 PrivateData=jobs
+${EXTRA_SLURM_CONF:-}
 EOF
 	: >"$T/etc/gres.conf"
 	for n in $NODES; do
@@ -308,6 +312,14 @@ skip_unless_node_side() {
 # start_tidald NODE: its agent, 1 s heartbeats, checkpoints in
 # $T/ckpt/NODE, sockets under $T/tidal-run, log $T/log/tidald-NODE.log and
 # pid in $T/run/tidald-NODE.pid (kill_node reads it).
+# dead PID: exited, and every thread of it too, so that what it held open
+# (a listening socket) is closed: the leader of a killed process shows Z
+# while its other threads may still be exiting.
+dead() {
+	[ -e "/proc/$1" ] || return 0
+	awk '$3 == "Z" { z = 1 } END { exit !z }' "/proc/$1/stat" 2>/dev/null &&
+		[ "$(ls "/proc/$1/task" 2>/dev/null | wc -l)" -le 1 ]
+}
 start_tidald() {
 	"$BUILD_ABS/tidald" -D -N "$1" --listen 127.0.0.1:0 --run-dir "$T/tidal-run" \
 		--ckpt-dir "$T/ckpt/$1" --heartbeat 1 >>"$T/log/tidald-$1.log" 2>&1 &

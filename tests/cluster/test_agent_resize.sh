@@ -51,8 +51,8 @@ check "the plugin counts E's remaining work from the agent's reports" \
 # launcher again by its socket and reports it.
 p4=$(cat "$T/run/tidald-n4.pid")
 kill -9 "$p4"
-# dead (a zombie at most) before the new one probes its socket
-wait_for 10 eval "! awk '\$3 != \"Z\" { f = 1 } END { exit !f }' /proc/$p4/stat 2>/dev/null"
+# dead, every thread, before the new one probes its socket
+wait_for 10 dead "$p4"
 start_tidald n4
 reregistered() { [ "$(grep -c 'registered with sched/tidal' "$T/log/tidald-n4.log")" -ge 2 ]; }
 check "tidald n4 killed -9 and restarted: registered again" wait_for 15 reregistered

@@ -27,7 +27,10 @@
 #                     .ckpt-tmp-* file exists)
 #              ack    after H's tidald acked a checkpoint_stop and before
 #                     E restarts: D (2 GPUs, a deadline) makes E shrink;
-#                     D is cancelled after the cell and E grows back
+#                     D is cancelled after the cell and E grows back.
+#                     E's launcher and ranks exit on the checkpoint_stop,
+#                     so for those two the restart's own are killed, as
+#                     soon as they appear
 #
 # FAULTS="slurmctld:train node:ack ..." runs only those cells;
 # FAULT_LOGS=DIR keeps a failed cell's logs in DIR/COMPONENT-MOMENT.  A
@@ -93,20 +96,48 @@ pids_of() { # pids_of COMM JOB: that job's processes named COMM
 			grep -qx "SLURM_JOB_ID=$2" && echo "$p"
 	done
 }
+rank1() { # E's rank 1 trainers
+	local q
+	for q in $(pids_of tidal-train "$e"); do
+		tr '\0' '\n' <"/proc/$q/environ" 2>/dev/null | grep -qx 'TIDAL_RANK=1' && echo "$q"
+	done
+}
+# At the ack, E's launcher and ranks have exited (checkpoint_stop): the
+# restart's own come next.  new_one OLD PIDS...: the first pid of PIDS
+# not in OLD (a space-separated list).
+new_one() {
+	local old=" $1 " p; shift
+	for p in "$@"; do [[ $old == *" $p "* ]] || { echo "$p"; return 0; }; done
+	return 1
+}
+restart_launch() { new_one "$old_launch" $(pids_of tidal-launch "$e"); }
+restart_rank1() { new_one "$old_rank1" $(rank1); }
 kill_one() { # kill_one COMPONENT: SIGKILL it; RET its description
 	local p
+	if [ "$when" = ack ]; then # the restart's, as soon as it is there
+		case $1 in
+		tidal-launch) wait_for 120 restart_launch >/dev/null
+			p=$(restart_launch)
+			if [ -n "$p" ]; then kill -9 "$p"; echo "the restart's tidal-launch ($p)"
+			else echo "nothing: no restart's tidal-launch seen"; fi
+			return ;;
+		trainer) wait_for 120 restart_rank1 >/dev/null
+			p=$(restart_rank1)
+			if [ -n "$p" ]; then kill -9 "$p"; echo "the restart's rank 1 ($p)"
+			else echo "nothing: no restart's rank 1 seen"; fi
+			return ;;
+		esac
+	fi
 	case $1 in
 	slurmctld) p=$(cat "$T/run/slurmctld.pid"); kill -9 "$p"
 		wait_for 10 eval "! kill -0 $p"; echo "slurmctld ($p)" ;;
 	tidald) p=$(cat "$T/run/tidald-$h.pid"); kill -9 "$p"
-		wait_for 10 eval "! awk '\$3 != \"Z\" { f = 1 } END { exit !f }' /proc/$p/stat"
+		wait_for 10 dead "$p"
 		echo "tidald on $h ($p)" ;;
 	tidal-launch) p=$(pids_of tidal-launch "$e" | head -1)
 		if [ -n "$p" ]; then kill -9 "$p"; echo "E's tidal-launch ($p)"
 		else echo "nothing: E's tidal-launch had exited"; fi ;;
-	trainer) p=$(for q in $(pids_of tidal-train "$e"); do
-			tr '\0' '\n' <"/proc/$q/environ" | grep -qx 'TIDAL_RANK=1' && echo "$q"
-		done | head -1)
+	trainer) p=$(rank1 | head -1)
 		if [ -n "$p" ]; then kill -9 "$p"; echo "E's rank 1 ($p)"
 		else echo "nothing: E's rank 1 had exited"; fi ;;
 	munged) p=$(cat "$T/run/munged.pid"); kill -9 "$p"
@@ -190,7 +221,9 @@ cell() { # cell COMPONENT MOMENT
 	case $when in
 	train) sleep "0.$((RANDOM % 10))" ;;
 	ckpt) writing || note="no write seen" ;;
-	ack) d=$(submit -N1 --gpus=2 --deadline=now+2hours -t 30 --wrap 'sleep 3600')
+	ack) old_launch=$(pids_of tidal-launch "$e" | tr '\n' ' ')
+		old_rank1=$(rank1 | tr '\n' ' ')
+		d=$(submit -N1 --gpus=2 --deadline=now+2hours -t 30 --wrap 'sleep 3600')
 		acked() { [ "$(grep -c "tidald checkpointed it at step" "$log")" -gt "$k0" ]; }
 		wait_for 120 acked || note="no ack seen" ;;
 	esac
