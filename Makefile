@@ -45,7 +45,7 @@ TIDAL_LDFLAGS := $(SANFLAGS) $(LDFLAGS)
 TIDAL_CXXFLAGS += -DTIDAL_HAVE_GLPK $(GLPK_CFLAGS)
 
 .PHONY: all check check-unit check-sim check-fuzz check-emu check-cluster \
-	bench demo install deps clean distclean help fuzz check-build
+	bench bench-load demo install deps clean distclean help fuzz check-build
 
 all: $(BUILD)/tidal-sim plugin node
 

@@ -1,6 +1,8 @@
 # bench/bench.mk - `make bench`: replay cost against the anchors' measured
-# cost, and scale from 10k to 1M jobs.  Results are printed as tables with
-# the machine noted; nothing here is a pass/fail test.
+# cost, scale from 10k to 1M jobs, checkpoint and resize times, tidalctl
+# latency under heart-beating agents (bench/ctl.sh) and a burst of 10,000
+# jobs on the loopback cluster (bench/load.sh).  Results are printed as
+# tables with the machine noted; nothing here is a pass/fail test.
 
 $(BUILD)/gen-trace: bench/gen_trace.cc
 	@mkdir -p $(dir $@)
@@ -12,6 +14,14 @@ bench: $(BUILD)/tidal-sim $(BUILD)/gen-trace \
 	bench/ckpt.sh $(BUILD)
 	bench/resize.sh $(BUILD)
 	bench/gpu.sh $(BUILD)
+	bench/ctl.sh $(BUILD)
+	bench/load.sh $(BUILD)
+
+# The loopback cluster's load benchmarks alone (bench/ctl.sh,
+# bench/load.sh; BENCH_CTL_* and BENCH_LOAD_* set their size).
+bench-load: all
+	bench/ctl.sh $(BUILD)
+	bench/load.sh $(BUILD)
 
 # Duration estimators compared by MAE (bench/estimator_mae.cc).
 $(BUILD)/estimator-mae: bench/estimator_mae.cc $(BUILD)/libtidal-sim.a \
