@@ -120,7 +120,7 @@ phase() { # phase NAME SLOW_CONNECTIONS
 	cat "$T"/client-*.out | awk '{ print $1 }' >"$T/lat-$name"
 	fails=$(cat "$T"/client-*.out | awk '$2 != 0' | wc -l)
 	printf '  %-9s %5d %6d %5d   %-22s %d\n' "$name" "$2" "$(wc -l <"$T/lat-$name")" \
-		"$fails" "$(three "$T/lat-$name")" $(($(hb_failed) - hb0)) | tee -a "$RESULTS"
+		"$fails" "$(three "$T/lat-$name")" $(($(hb_failed) - hb0)) >>"$RESULTS"
 }
 
 RESULTS=$(mktemp "${TMPDIR:-/tmp}/tidal-ctl.XXXXXX")
@@ -138,9 +138,11 @@ sleep 3
 	echo "load:    $AGENTS tidald heart-beating every 1 s ($(registered) registered)," \
 	     "$CLIENTS parallel clients x $CALLS calls of 'tidalctl show jobs'"
 	printf '  %-9s %5s %6s %5s   %-22s %s\n' phase idle calls fails "ms p50 / p99 / max" "heartbeats failed"
-} | tee "$RESULTS.head"
+} >"$RESULTS.head"
 : >"$RESULTS"
+say "$AGENTS agents up; quiet phase"
 phase quiet 0
+say "stalled phase ($SLOW idle connections)"
 phase stalled "$SLOW"
 for ((i = 1; i <= AGENTS; i++)); do kill_pidfile "$T/run/tidald-a$i.pid"; done
 cluster_down

@@ -134,9 +134,15 @@ three() { # three FILE: p50 / p99 / max of FILE's numbers
 	printf '%s / %s / %s' "$(pct 50 <"$1")" "$(pct 99 <"$1")" "$(pct 100 <"$1")"
 }
 
-# Jobs by state as far as slurmctld still knows them (MinJobAge=600 keeps
-# every one of this burst): "COMPLETED N" lines.
-states() { squeue -h -t all -r -o %T 2>/dev/null | sort | uniq -c; }
+# Jobs by kind and state as far as slurmctld still knows them (MinJobAge=600
+# keeps every one of this burst): "single COMPLETED 4990, array PENDING 5000"
+# (array tasks are the ids with an underscore, one line each with -r).
+states() {
+	squeue -h -t all -r -o '%i %T' 2>/dev/null | awk '
+		{ c[($1 ~ /_/ ? "array" : "single") " " $2]++ }
+		END { for (k in c) printf "%s%s %d", (n++ ? ", " : ""), k, c[k] }'
+}
+secs() { awk -v ms="$1" 'BEGIN { printf "%.1f", ms / 1000 }'; }
 
 run_one() { # run_one SCHEDULER
 	local s=$1 t_sub0 t_sub1 t_end last_done done_n=0 stall_t k
@@ -153,7 +159,7 @@ run_one() { # run_one SCHEDULER
 	for ((k = 0; k < SUBMITTERS; k++)); do submitter "$k" & done
 	wait $(jobs -p | grep -vx "$prober_pid")
 	t_sub1=$(now_ms)
-	say "$s: submitted in $(((t_sub1 - t_sub0) / 1000)) s; draining"
+	say "$s: submitted in $(secs $((t_sub1 - t_sub0))) s; draining"
 	last_done=-1 stall_t=$(now_ms) t_end=$t_sub1
 	while :; do
 		done_n=$(squeue -h -t all -r -o %T 2>/dev/null | grep -cx COMPLETED)
@@ -171,10 +177,11 @@ run_one() { # run_one SCHEDULER
 	sd=$(sdiag 2>/dev/null)
 	retries=$(cat "$T"/out/submitter-*.retries 2>/dev/null | awk '{ n += $1 } END { print n + 0 }')
 	awk '{ print $2 }' "$T/probe.out" >"$T/lat"
-	local cyc_mean cyc_max sub_us info_us
+	local cyc="-" cyc_mean cyc_max sub_us info_us
 	cyc_mean=$(awk '/^Main schedule statistics/ { m = 1 } m && /Mean cycle:/ { print $3; exit }' <<<"$sd")
 	cyc_max=$(awk '/^Main schedule statistics/ { m = 1 } m && /Max cycle:/ { print $3; exit }' <<<"$sd")
 	sub_us=$(awk '/REQUEST_SUBMIT_BATCH_JOB/ { sub(/.*ave_time:/, ""); print $1; exit }' <<<"$sd")
+	[ "$s" = builtin ] && cyc="mean ${cyc_mean:-?} us, max ${cyc_max:-?} us"
 	info_us=$(awk '/REQUEST_JOB_INFO[^_]/ || /REQUEST_JOB_INFO *\(/ { sub(/.*ave_time:/, ""); print $1; exit }' <<<"$sd")
 	local plugin="-"
 	if [ "$s" != builtin ]; then
@@ -188,12 +195,12 @@ run_one() { # run_one SCHEDULER
 	{
 		echo
 		echo "scheduler: $s"
-		echo "  jobs by state:   $(states | awk '{ printf "%s%s %s", sep, $2, $1; sep = ", " }')"
+		echo "  jobs by state:   $(states)"
 		echo "  done:            $done_n of $JOBS ($((JOBS - done_n)) lost or not ended)"
-		echo "  submit:          $(((t_sub1 - t_sub0) / 1000)) s ($retries sbatch retries)"
-		echo "  drain:           $(((t_end - t_sub0) / 1000)) s from the first submission to the last end seen"
+		echo "  submit:          $(secs $((t_sub1 - t_sub0))) s ($retries sbatch retries)"
+		echo "  drain:           $(secs $((t_end - t_sub0))) s from the first submission to the last end seen"
 		echo "  squeue ms:       $(three "$T/lat") (p50 / p99 / max of $(wc -l <"$T/lat") probes)"
-		echo "  sdiag:           main cycle mean ${cyc_mean:-?} us, max ${cyc_max:-?} us; submit RPC mean ${sub_us:-?} us; job info RPC mean ${info_us:-?} us"
+		echo "  sdiag:           main scheduler cycle $cyc; submit RPC mean ${sub_us:-?} us; job info RPC mean ${info_us:-?} us"
 		echo "  plugin ms:       $plugin"
 	} | tee -a "$RESULTS"
 	cluster_down
