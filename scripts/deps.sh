@@ -33,6 +33,7 @@ readonly PACKAGES=(
 	jq                                     # golden tests read tidal-sim --json
 	time                                   # /usr/bin/time for make bench
 	python3                                # tests' wire clients (JSON over sockets)
+	groff-base                             # man pages checked for warnings
 )
 
 # What Slurm's own ./configure needs with Debian's flags (see debian/rules of

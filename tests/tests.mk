@@ -1,6 +1,7 @@
 # tests/tests.mk - test tiers, included from the top-level Makefile.
 #
-#   check-unit     CMocka unit tests beside every module (tests/unit)
+#   check-unit     CMocka unit tests beside every module (tests/unit), and
+#                  the man pages rendered without a warning (tests/man-lint.sh)
 #   check-sim      golden replays of the anchors (tests/sim)
 #   check-fuzz     a short libFuzzer smoke run of every reader
 #   check-emu      the plugin over stubbed slurmctld symbols (tests/emu)
@@ -44,7 +45,8 @@ check-build:
 		$(if $(filter 1,$(HAVE_LIBFUZZER)),$(FUZZ_BIN))
 
 check-unit: $(UNIT_BIN)
-	@tests/run-unit.sh $(UNIT_BIN)
+	@rc=0; tests/run-unit.sh $(UNIT_BIN) || rc=1; \
+	tests/man-lint.sh man/man*/* || rc=1; exit $$rc
 
 check-sim: $(BUILD)/tidal-sim
 	@tests/sim/run.sh $(BUILD)/tidal-sim
