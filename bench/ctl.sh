@@ -37,35 +37,11 @@ CLIENTS=${BENCH_CTL_CLIENTS:-10}
 CALLS=${BENCH_CTL_CALLS:-30}
 SLOW=${BENCH_CTL_SLOW:-2}
 
-TEST_NAME=bench/ctl.sh
-for v in AGENTS CLIENTS CALLS SLOW; do
-	[[ ${!v} =~ ^[0-9]+$ ]] || {
-		echo "bench/ctl.sh: BENCH_CTL_$v=${!v}: must be a whole number" >&2
-		exit 2
-	}
-done
-if [ "$(id -u)" -ne 0 ]; then
-	echo "bench/ctl.sh: skipped: not root (the loopback Slurm cluster needs it)"
-	exit 0
-fi
-for b in slurmctld slurmd munged sbatch python3; do
-	command -v $b >/dev/null 2>&1 ||
-		{ echo "bench/ctl.sh: skipped: $b not installed"; exit 0; }
-done
-for b in sched_tidal.so tidald tidalctl; do
-	[ -e "$BUILD/$b" ] ||
-		{ echo "bench/ctl.sh: skipped: $BUILD/$b not built"; exit 0; }
-done
-
-BUILD_ABS=$(cd "$BUILD" && pwd)
-. "$(dirname "$0")/../tests/cluster/lib.sh"
-
-now_ms() { date +%s%3N; }
-pct() { sort -g | awk -v p="$1" '{ v[NR] = $1 } END {
-	if (!NR) { print "?"; exit }
-	i = int(NR * p / 100 + 0.999999); if (i < 1) i = 1; if (i > NR) i = NR
-	print v[i] }'; }
-three() { printf '%s / %s / %s' "$(pct 50 <"$1")" "$(pct 99 <"$1")" "$(pct 100 <"$1")"; }
+NAME=bench/ctl.sh
+. "$(dirname "$0")/cluster_bench.sh"
+whole_numbers BENCH_CTL_ AGENTS CLIENTS CALLS SLOW
+runnable "$BUILD" slurmctld slurmd munged sbatch python3 -- \
+	sched_tidal.so tidald tidalctl
 
 registered() { cat "$T"/log/tidald-a*.log 2>/dev/null | grep -c "registered with sched/tidal"; }
 hb_failed() { cat "$T"/log/tidald-a*.log 2>/dev/null | grep -c "heartbeat to .* failed"; }

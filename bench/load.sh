@@ -52,30 +52,14 @@ SCHEDULERS=${BENCH_LOAD_SCHEDULERS:-builtin,tiresias,elastic-edf}
 STALL=${BENCH_LOAD_STALL:-120}
 PROBE=${BENCH_LOAD_PROBE:-0.5}
 
-TEST_NAME=bench/load.sh
-for v in JOBS SUBMITTERS ARRAY_SHARE ARRAY_SIZE STALL; do
-	[[ ${!v} =~ ^[0-9]+$ ]] || {
-		echo "bench/load.sh: BENCH_LOAD_$v=${!v}: must be a whole number" >&2
-		exit 2
-	}
-done
+NAME=bench/load.sh
+. "$(dirname "$0")/cluster_bench.sh"
+whole_numbers BENCH_LOAD_ JOBS SUBMITTERS ARRAY_SHARE ARRAY_SIZE STALL
 [ "$ARRAY_SHARE" -le 100 ] || {
-	echo "bench/load.sh: BENCH_LOAD_ARRAY_SHARE=$ARRAY_SHARE: must be 0 to 100" >&2
+	echo "$NAME: BENCH_LOAD_ARRAY_SHARE=$ARRAY_SHARE: must be 0 to 100" >&2
 	exit 2
 }
-if [ "$(id -u)" -ne 0 ]; then
-	echo "bench/load.sh: skipped: not root (the loopback Slurm cluster needs it)"
-	exit 0
-fi
-for b in slurmctld slurmd munged sbatch sdiag; do
-	command -v $b >/dev/null 2>&1 ||
-		{ echo "bench/load.sh: skipped: $b not installed"; exit 0; }
-done
-[ -e "$BUILD/sched_tidal.so" ] ||
-	{ echo "bench/load.sh: skipped: $BUILD/sched_tidal.so not built"; exit 0; }
-
-BUILD_ABS=$(cd "$BUILD" && pwd)
-. "$(dirname "$0")/../tests/cluster/lib.sh"
+runnable "$BUILD" slurmctld slurmd munged sbatch sdiag -- sched_tidal.so
 
 # The burst: arrays first in each submitter's share, then single jobs.
 ARRAYS=$((JOBS * ARRAY_SHARE / 100 / (ARRAY_SIZE > 0 ? ARRAY_SIZE : 1)))
@@ -111,8 +95,6 @@ submitter() {
 	echo "$fails" >"$T/out/submitter-$k.retries"
 }
 
-now_ms() { date +%s%3N; }
-
 # The prober: one line "T_MS LATENCY_MS ACTIVE" per squeue, until STOP.
 prober() {
 	local stop=$1 t0 t1 active
@@ -123,15 +105,6 @@ prober() {
 		echo "$t1 $((t1 - t0)) $active"
 		sleep "$PROBE"
 	done
-}
-
-# pct P: the P-th percentile (nearest rank) of the numbers on stdin.
-pct() { sort -g | awk -v p="$1" '{ v[NR] = $1 } END {
-	if (!NR) { print "?"; exit }
-	i = int(NR * p / 100 + 0.999999); if (i < 1) i = 1; if (i > NR) i = NR
-	print v[i] }'; }
-three() { # three FILE: p50 / p99 / max of FILE's numbers
-	printf '%s / %s / %s' "$(pct 50 <"$1")" "$(pct 99 <"$1")" "$(pct 100 <"$1")"
 }
 
 # Jobs by kind and state as far as slurmctld still knows them (MinJobAge=600
