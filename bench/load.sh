@@ -107,8 +107,8 @@ prober() {
 	done
 }
 
-# Jobs by kind and state as far as slurmctld still knows them (MinJobAge=600
-# keeps every one of this burst): "single COMPLETED 4990, array PENDING 5000"
+# Jobs by kind and state as far as slurmctld still knows them (MIN_JOB_AGE
+# below keeps every one of this burst): "single COMPLETED 4990, array PENDING 5000"
 # (array tasks are the ids with an underscore, one line each with -r).
 states() {
 	squeue -h -t all -r -o '%i %T' 2>/dev/null | awk '
@@ -180,9 +180,10 @@ run_one() { # run_one SCHEDULER
 }
 
 RESULTS=$(mktemp "${TMPDIR:-/tmp}/tidal-load.XXXXXX")
-trap 'rm -f "$RESULTS"' EXIT
-# MinJobAge keeps every finished job for the count; MaxJobCount room for
-# all of them at once.
+# (cluster_up owns the EXIT trap: RESULTS is removed at the end)
+# MinJobAge keeps every finished job for the count (a burst drains for
+# longer than lib.sh's 600 s); MaxJobCount room for all of them at once.
+export MIN_JOB_AGE=86400
 export EXTRA_SLURM_CONF="MaxJobCount=$((JOBS * 2 + 1000))
 MaxArraySize=$((ARRAY_SIZE + 1))"
 IFS=, read -r -a scheds <<<"$SCHEDULERS"
@@ -191,3 +192,4 @@ echo
 echo "== bench/load.sh: a burst of short jobs"
 machine
 cat "$RESULTS"
+rm -f "$RESULTS"

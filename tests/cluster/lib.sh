@@ -7,7 +7,8 @@
 #   slurmctld  SchedulerType=sched/tidal from $BUILD, defer,sched_interval=-1
 #              (SCHED_TYPE and SCHED_PARAMS - a whole SchedulerParameters=
 #              line, or empty for none - replace them: bench/load.sh runs
-#              sched/builtin; EXTRA_SLURM_CONF adds lines)
+#              sched/builtin; EXTRA_SLURM_CONF adds lines; MIN_JOB_AGE
+#              replaces MinJobAge=600)
 #   slurmd x4  n1..n4 (slurmd -N), own ports, 8 fake GPUs each: character
 #              devices made with mknod (major 195, like /dev/nvidiaN)
 #
@@ -115,7 +116,7 @@ ReturnToService=2
 SlurmdTimeout=60
 MessageTimeout=10
 KillWait=2
-MinJobAge=600
+MinJobAge=${MIN_JOB_AGE:-600}
 JobRequeue=1
 PrivateData=jobs
 ${EXTRA_SLURM_CONF:-}
@@ -182,7 +183,9 @@ cluster_up() { # cluster_up "Policy=fifo ..."
 	PORT_CTL=$(pick_ports)
 	PORT_TIDALCTL=$((PORT_CTL + 5))
 	export SLURM_CONF="$T/etc/slurm.conf"
-	trap cluster_down EXIT INT TERM
+	trap cluster_down EXIT
+	trap 'cluster_down; exit 130' INT
+	trap 'cluster_down; exit 143' TERM
 	write_conf "$1"
 	start_munge || { say "munged did not start"; dump_logs; exit 1; }
 	slurmctld -f "$SLURM_CONF" -i || { say "slurmctld did not start"; dump_logs; exit 1; }
