@@ -14,7 +14,8 @@
  *   option callback            check the value, remember it
  *   slurm_spank_init_post_opt  check --elastic-gpus against the job's GPU
  *                              request, then spank_job_control_setenv()
- *                              each value
+ *                              each value (not for srun inside a job: a
+ *                              step, whose job was checked)
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -253,6 +254,11 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	spank_context_t ctx = spank_context();
 
 	if (ctx != S_CTX_ALLOCATOR && ctx != S_CTX_LOCAL)
+		return 0;
+	/* srun inside a job makes a step of that job: it inherits the
+	 * job's options (SLURM_SPANK_* in its environment) but not its GPU
+	 * request, which sbatch or salloc checked already. */
+	if (ctx == S_CTX_LOCAL && getenv("SLURM_JOB_ID"))
 		return 0;
 	if (_check_elastic())
 		return -1;

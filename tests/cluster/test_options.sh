@@ -52,4 +52,13 @@ check "sched/tidal read them from spank_job_env" wait_for 20 grep -q \
 	"job $j: Tidal options: elastic 2-8 GPUs model resnet50 batch 256 iterations 1000" \
 	"$T/log/slurmctld.log"
 check "the job runs" wait_state 30 "$j" RUNNING
+# srun inside the job makes a step: it inherits --elastic-gpus, and a step
+# that asks for no GPUs of its own (tidal-launch --srun unsets SLURM_GPUS
+# and the like, so that its step gets every GPU the job holds) must not be
+# refused for that.
+s=$(submit -N1 --gpus=2 --elastic-gpus=2-8 --wrap \
+	'env -u SLURM_GPUS -u SLURM_GPUS_PER_NODE srun -n1 echo step-ran')
+check "srun inside an elastic job runs its step" \
+	wait_for 60 grep -q '^step-ran$' "$T/out/$s.out"
+check "... with no error from the plugin" eval "! grep -q 'srun: error' '$T/out/$s.out'"
 finish
