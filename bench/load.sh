@@ -80,7 +80,7 @@ machine() {
 
 # submitter K: its share of the arrays and of the single jobs.
 submitter() {
-	local k=$1 i n=0 fails=0
+	local k=$1 i fails=0
 	for ((i = k; i < ARRAYS; i += SUBMITTERS)); do
 		until sbatch -Q "${JOB_ARGS[@]}" --array=0-$((ARRAY_SIZE - 1)) --wrap true; do
 			fails=$((fails + 1)); sleep 0.2
@@ -90,7 +90,6 @@ submitter() {
 		until sbatch -Q "${JOB_ARGS[@]}" --wrap true; do
 			fails=$((fails + 1)); sleep 0.2
 		done
-		n=$((n + 1))
 	done
 	echo "$fails" >"$T/out/submitter-$k.retries"
 }
