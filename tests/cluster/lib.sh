@@ -57,12 +57,20 @@ skip_unless_runnable() {
 	fi
 }
 
-# A base port with PORTS_NEEDED free TCP ports after it.
+# A base port with 10 free TCP ports after it, below the kernel's
+# ephemeral range: a port in that range may be taken at any moment as the
+# local end of some outgoing connection (seen: a job's rendezvous store
+# at base + 7 failing with "Address already in use").  Step ports
+# (MpiParams) go below 20000, 8 per base.
 pick_ports() {
-	local used base i ok
+	local used base i ok low slots
+	read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || low=32768
+	slots=$(((low - 20000) / 10 - 1))
+	[ "$slots" -gt 1200 ] && slots=1200
+	[ "$slots" -ge 1 ] || slots=1
 	used=$(ss -Htan 2>/dev/null | awk '{print $4}' | sed 's/.*://' | sort -u)
 	for _ in $(seq 50); do
-		base=$((20000 + (RANDOM % 2000) * 10))
+		base=$((20000 + (RANDOM % slots) * 10))
 		ok=1
 		for i in $(seq 0 9); do
 			echo "$used" | grep -qx "$((base + i))" && ok=0
@@ -82,7 +90,7 @@ SlurmctldHost=$host(127.0.0.1)
 SlurmctldPort=$PORT_CTL
 # Ports Slurm reserves per step (tidal-launch's store): one range per
 # cluster, derived from its base port, so concurrent test clusters differ.
-MpiParams=ports=$((40000 + (PORT_CTL - 20000) / 10 * 8))-$((40007 + (PORT_CTL - 20000) / 10 * 8))
+MpiParams=ports=$((10000 + (PORT_CTL - 20000) / 10 * 8))-$((10007 + (PORT_CTL - 20000) / 10 * 8))
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
