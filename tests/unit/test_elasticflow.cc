@@ -223,6 +223,17 @@ static std::filesystem::path linear_profiles(const std::string &name)
 	return dir;
 }
 
+/* One node "n0" with 4 GPUs. */
+static Cluster four_gpu_node()
+{
+	Cluster c;
+	Node n;
+	n.name = "n0";
+	n.gpus = 4;
+	c.nodes.push_back(n);
+	return c;
+}
+
 /* The registered policy on the admission case above: A starts (its
  * minimum share 2 plus the 2 left over), B is rejected and says why. */
 static void test_policy_rejects(void **)
@@ -235,11 +246,7 @@ static void test_policy_rejects(void **)
 	std::string err;
 	auto pol = make_policy("elasticflow", params, &err);
 	assert_non_null(pol.get());
-	Cluster c;
-	Node n;
-	n.name = "n0";
-	n.gpus = 4;
-	c.nodes.push_back(n);
+	Cluster c = four_gpu_node();
 	Job a = pending_job(1, 100, 60), b = pending_job(2, 1000, 100);
 	Snapshot snap;
 	snap.cluster = &c;
@@ -270,11 +277,7 @@ static void test_policy_rejects_unplannable(void **)
 	std::string err;
 	auto pol = make_policy("elasticflow", params, &err);
 	assert_non_null(pol.get());
-	Cluster c;
-	Node n;
-	n.name = "n0";
-	n.gpus = 4;
-	c.nodes.push_back(n);
+	Cluster c = four_gpu_node();
 	Job bare = pending_job(1, 100, 1000), other = pending_job(2, 100, 1000),
 	    batch = pending_job(3, 100, 1000), ok = pending_job(4, 100, 1000),
 	    run = pending_job(5, 100, 1000);
