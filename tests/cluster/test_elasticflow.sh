@@ -33,20 +33,24 @@ check "A ($a) is admitted and runs at 8 GPUs, its profile's largest level" \
 	wait_for 40 has_gpus "$a" 8
 check "tidalctl: the policy in force is elasticflow" \
 	eval "$TIDALCTL show policy | grep -q 'Policy=elasticflow'"
+# A rejected job is cancelled (RejectAction=cancel); its Reason stays.
+cancelled() { scontrol -o show job "$1" 2>/dev/null | grep -q 'JobState=CANCELLED'; }
+reason_of() {
+	scontrol -o show job "$1" 2>/dev/null | grep -o 'Reason=.* Dependency=' |
+		sed 's/ Dependency=$//'
+}
 x=$(submit "${train[@]}" --train-iters=1000000000 --gpus=1 \
 	--deadline=now+10minutes --wrap 'sleep 600')
-xstate() { scontrol -o show job "$x" 2>/dev/null; }
 check "X ($x, 10^9 iterations due in 10 min) is rejected and cancelled" \
-	wait_for 30 eval "xstate | grep -q 'JobState=CANCELLED'"
-reason=$(xstate | grep -o 'Reason=.* Dependency=' | sed 's/ Dependency=$//')
+	wait_for 30 cancelled "$x"
+reason=$(reason_of "$x")
 echo "   $reason"
 check "X's Reason gives the admission arithmetic" \
 	grep -q 'Reason=TidalReject:.deadline.cannot.be.met.*needs.[0-9]*.GPU-s,.the.cluster.can.offer.[0-9]*.GPU-s' <<<"$reason"
 n=$(submit --gpus=1 -t 10 --deadline=now+1hour --wrap 'sleep 600')
-nstate() { scontrol -o show job "$n" 2>/dev/null; }
 check "N ($n, no --train-model/batch/iters) is rejected and cancelled, not held forever" \
-	wait_for 30 eval "nstate | grep -q 'JobState=CANCELLED'"
-reason=$(nstate | grep -o 'Reason=.* Dependency=' | sed 's/ Dependency=$//')
+	wait_for 30 cancelled "$n"
+reason=$(reason_of "$n")
 echo "   $reason"
 check "N's Reason names what it lacks" \
 	grep -q 'Reason=TidalReject:.elasticflow.cannot.plan.this.job.without.its.throughput.profile.and.its.iterations:.no.--train-model,.no.--train-batch,.no.--train-iters' <<<"$reason"
