@@ -43,14 +43,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-mkdir -p "$T/munge" "$T/key"
-chmod 755 "$T/munge"
-dd if=/dev/urandom of="$T/key/munge.key" bs=1024 count=1 2>/dev/null
-chmod 400 "$T/key/munge.key"
-SOCK=$T/munge/munge.socket
-munged --force --socket="$SOCK" --key-file="$T/key/munge.key" \
-	--pid-file="$T/munged.pid" --log-file="$T/munged.log" \
-	--seed-file="$T/key/seed" || skip "munged did not start"
+. "$(dirname "$0")/munge.sh"
+start_munged "$T" || skip "munged did not start"
 
 # ask SOCKET JSON: one request line, print the reply line.
 ask() {

@@ -325,13 +325,8 @@ fi
 # ---- 9. the store takes only its job's uid (MUNGE), both ways
 if command -v munged >/dev/null && command -v munge >/dev/null && id nobody >/dev/null 2>&1 &&
 	command -v python3 >/dev/null; then
-	mkdir -p "$T/munge" "$T/mkey"
-	chmod 755 "$T/munge"
-	dd if=/dev/urandom of="$T/mkey/munge.key" bs=1024 count=1 2>/dev/null
-	chmod 600 "$T/mkey/munge.key"
-	SOCK=$T/munge/munge.socket
-	munged --force --socket="$SOCK" --key-file="$T/mkey/munge.key" \
-		--pid-file="$T/munged.pid" --log-file="$T/munged.log" --seed-file="$T/mkey/seed"
+	. "$(dirname "$0")/munge.sh"
+	start_munged "$T"
 	PIDS="$PIDS $(cat "$T/munged.pid" 2>/dev/null)"
 	export TIDAL_MUNGE_SOCKET=$SOCK
 	# store_hello PORT [FIRST_OP]: as nobody, say hello (or send FIRST_OP
