@@ -358,6 +358,11 @@ static void read_topology_conf(Cluster &c, const NodeIndex &index,
 					    "switch " + sw.name +
 						    " lists unknown node '" + n + "'");
 			Node &node = c.nodes[it->second];
+			/* The switch being read is not in c.switches yet. */
+			if (node.switch_id == id)
+				input_error(path, lineno,
+					    "switch " + sw.name + " lists node " +
+						    n + " twice");
 			if (node.switch_id >= 0)
 				input_error(path, lineno,
 					    "node " + n + " is already on switch " +

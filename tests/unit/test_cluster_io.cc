@@ -260,6 +260,8 @@ static void test_slurm_errors(void **)
 		 "topology.conf:2", "switch s0 defined twice"},
 		{ok, nullptr, "SwitchName=s0 Nodes=n[1-2]\nSwitchName=s1 Nodes=n2\n",
 		 "topology.conf:2", "node n2 is already on switch s0"},
+		{ok, nullptr, "SwitchName=s0 Nodes=n1\nSwitchName=s1 Nodes=n[2,2]\n",
+		 "topology.conf:2", "switch s1 lists node n2 twice"},
 		{ok, nullptr,
 		 "SwitchName=a Switches=b\nSwitchName=b Switches=a\n",
 		 "topology.conf", "is on a cycle"},
