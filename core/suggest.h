@@ -11,14 +11,17 @@
  */
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace tidal {
 
 /* Edits (insert, delete, substitute, swap two neighbours) turning A into
- * B, ignoring case. */
-size_t edit_distance(const std::string &a, const std::string &b);
+ * B, ignoring case; AT_MOST + 1 as soon as it is sure to be more than
+ * AT_MOST (a bound makes far pairs cheap). */
+size_t edit_distance(const std::string &a, const std::string &b,
+		     size_t at_most = SIZE_MAX - 1);
 
 /* The candidate nearest to WORD.
  * IN:  word       - what the user typed

@@ -21,6 +21,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -121,11 +122,16 @@ int Engine::configure(const std::string &text, const std::string &origin,
 	} else {
 		pol = info->make(p);
 	}
+	/* Policies share many keys: each once, in first-seen order (the
+	 * order did-you-mean breaks ties in). */
+	std::set<std::string> known_lower;
+	std::vector<std::string> unique;
+	for (const std::string &k : known)
+		if (known_lower.insert(lower(k)).second)
+			unique.push_back(k);
+	known.swap(unique);
 	for (const Params::Unused &u : p.unused()) {
-		bool other = std::find(known.begin(), known.end(), u.key) !=
-			     known.end();
-		for (const std::string &k : known)
-			other = other || lower(k) == lower(u.key);
+		bool other = known_lower.count(lower(u.key)) > 0;
 		if (other) /* another policy's key: harmless, but say so */
 			add(msg, "note: " + u.pair + ": ignored: Policy=" +
 					 name + " does not read it");

@@ -6,6 +6,8 @@
  */
 #include "core/suggest.h"
 
+#include <algorithm>
+
 #include "tests/unit/unit.h"
 
 using namespace tidal;
@@ -21,6 +23,33 @@ static void test_edit_distance(void **)
 	assert_int_equal(edit_distance("muir", "muri"), 1);
 	assert_int_equal(edit_distance("Tiresias.Treshold",
 				       "Tiresias.Thresholds"), 2);
+}
+
+/* A bound changes nothing but the cost: the distance, or the bound plus
+ * one where the distance is larger.  Checked against the unbounded
+ * distance on many short words over a small alphabet, where swaps and
+ * far pairs are common. */
+static void test_edit_distance_bounded(void **)
+{
+	unsigned seed = 12345;
+	auto next = [&seed]() {
+		seed = seed * 1103515245u + 12345u;
+		return (seed >> 16) & 0x7fff;
+	};
+	auto word = [&next]() {
+		std::string w(next() % 9, 'a');
+		for (char &c : w)
+			c = (char)('a' + next() % 3);
+		return w;
+	};
+	for (int k = 0; k < 5000; k++) {
+		std::string a = word(), b = word();
+		size_t d = edit_distance(a, b);
+		for (size_t bound = 0; bound <= 9; bound++)
+			assert_int_equal(edit_distance(a, b, bound),
+					 std::min(d, bound + 1));
+	}
+	assert_int_equal(edit_distance(std::string(5000, 'x'), "fifo", 3), 4);
 }
 
 /* The typos of the issue find what was meant, spelled as the candidate. */
@@ -71,6 +100,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_edit_distance),
+		cmocka_unit_test(test_edit_distance_bounded),
 		cmocka_unit_test(test_nearest_finds_typos),
 		cmocka_unit_test(test_nearest_refuses_far_words),
 		cmocka_unit_test(test_nearest_ties_and_wording),
