@@ -6,6 +6,10 @@
 #                    seed corpus in tests/fuzz/corpus/<target>/; skipped,
 #                    with a line saying so, where clang++ or libFuzzer is
 #                    missing
+#   make fuzz-long   run each target for FUZZ_RUNS executions (default 10
+#                    million; hours for the slower targets), one line per
+#                    target with its count, time and rate; FUZZ_TARGETS=
+#                    picks targets
 #
 # The targets (each file's banner says what it checks):
 #
@@ -173,6 +177,11 @@ check-fuzz:
 		$(MAKE) --no-print-directory fuzz-targets && \
 		tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BIN); \
 	fi
+
+FUZZ_RUNS ?= 10000000
+.PHONY: fuzz-long
+fuzz-long: fuzz
+	@tests/fuzz/run.sh --runs $(FUZZ_RUNS) $(FUZZ_BIN)
 
 .PHONY: clean-fuzz
 clean: clean-fuzz
