@@ -12,6 +12,12 @@
 #   slurmd x4  n1..n4 (slurmd -N), own ports, 8 fake GPUs each: character
 #              devices made with mknod (major 195, like /dev/nvidiaN)
 #
+# SAN_PLUGIN=DIR (make check-cluster-san): slurmctld loads sched_tidal.so
+# from DIR, an ASan+UBSan build (make SAN=1), with the sanitizer runtime
+# preloaded; a sanitizer report from slurmctld fails the test.  Leak
+# detection stays off: Slurm's own daemon does not free what it holds at
+# exit.
+#
 # and cluster_down tears it all down: jobs are cancelled first so that no
 # slurmstepd outlives its slurmd, then daemons are stopped by their pid
 # files, and finally any process still carrying this cluster's SLURM_CONF
@@ -24,6 +30,9 @@
 
 BUILD=${BUILD:-build}
 BUILD_ABS=$(cd "$BUILD" 2>/dev/null && pwd)
+# Where slurmctld finds sched_tidal.so (spank_tidal.so is named by path).
+SCHED_DIR=$BUILD_ABS
+[ -z "${SAN_PLUGIN:-}" ] || SCHED_DIR=$(cd "$SAN_PLUGIN" 2>/dev/null && pwd)
 NODES="n1 n2 n3 n4"
 GPUS_PER_NODE=8
 PASSED=0
@@ -38,6 +47,7 @@ check() { # check DESCRIPTION COMMAND... : pass if the command succeeds
 	if "$@"; then pass "$what"; else fail "$what"; fi
 }
 finish() {
+	[ -z "${SAN_PLUGIN:-}" ] || [ -z "${T:-}" ] || san_reports
 	echo "$TEST_NAME: $PASSED passed, $FAILED failed"
 	[ "$FAILED" -eq 0 ]
 }
@@ -50,6 +60,11 @@ skip_unless_runnable() {
 	done
 	[ -n "$BUILD_ABS" ] && [ -f "$BUILD_ABS/sched_tidal.so" ] ||
 		why="$BUILD/sched_tidal.so not built (no Slurm source tree?)"
+	if [ -n "${SAN_PLUGIN:-}" ]; then
+		[ -n "$SCHED_DIR" ] && [ -f "$SCHED_DIR/sched_tidal.so" ] ||
+			why="SAN_PLUGIN=$SAN_PLUGIN has no sched_tidal.so"
+		[ -f "$(asan_runtime)" ] || why="no libasan.so for SAN_PLUGIN"
+	fi
 	if [ -n "$why" ]; then
 		echo "$TEST_NAME: skipped: $why"
 		echo "$TEST_NAME: 0 passed, 0 failed"
@@ -104,7 +119,7 @@ SlurmctldLogFile=$T/log/slurmctld.log
 SlurmdLogFile=$T/log/slurmd-%n.log
 SlurmctldDebug=debug
 SlurmdDebug=info
-PluginDir=/usr/lib/x86_64-linux-gnu/slurm-wlm:$BUILD_ABS
+PluginDir=/usr/lib/x86_64-linux-gnu/slurm-wlm:$SCHED_DIR
 PlugStackConfig=$T/etc/plugstack.conf
 SchedulerType=${SCHED_TYPE:-sched/tidal}
 ${SCHED_PARAMS-SchedulerParameters=defer,sched_interval=-1}
@@ -196,7 +211,7 @@ cluster_up() { # cluster_up "Policy=fifo ..."
 	trap 'cluster_down; exit 143' TERM
 	write_conf "$1"
 	start_munge || { say "munged did not start"; dump_logs; exit 1; }
-	slurmctld -f "$SLURM_CONF" -i || { say "slurmctld did not start"; dump_logs; exit 1; }
+	start_slurmctld -i || { say "slurmctld did not start"; dump_logs; exit 1; }
 	for n in $NODES; do
 		slurmd -f "$SLURM_CONF" -N "$n" || { say "slurmd $n did not start"; dump_logs; exit 1; }
 	done
@@ -204,6 +219,33 @@ cluster_up() { # cluster_up "Policy=fifo ..."
 		say "nodes did not come up"; sinfo -N; dump_logs; exit 1
 	fi
 	say "cluster up in $T (ports $PORT_CTL-$((PORT_CTL + 4)))"
+}
+
+asan_runtime() { ${CC:-gcc} -print-file-name=libasan.so; }
+
+# start_slurmctld [ARGS...]: this cluster's slurmctld, under the sanitizer
+# runtime where SAN_PLUGIN is set (reports in $T/log/san-slurmctld.PID).
+start_slurmctld() {
+	if [ -z "${SAN_PLUGIN:-}" ]; then
+		slurmctld -f "$SLURM_CONF" "$@"
+		return
+	fi
+	local opts="log_path=$T/log/san-slurmctld:halt_on_error=1:print_stacktrace=1"
+	env LD_PRELOAD="$(asan_runtime)" \
+		ASAN_OPTIONS="$opts:detect_leaks=0:fast_unwind_on_malloc=0" \
+		UBSAN_OPTIONS="$opts" slurmctld -f "$SLURM_CONF" "$@"
+}
+
+# san_reports: fail (once per report file) for every sanitizer report
+# slurmctld wrote, and print it.
+san_reports() {
+	local f
+	for f in "$T"/log/san-slurmctld.*; do
+		[ -f "$f" ] && [ "${f%.seen}" = "$f" ] || continue
+		fail "sanitizer report from slurmctld: $f"
+		cat "$f"
+		mv "$f" "$f.seen"
+	done
 }
 
 dump_logs() {
@@ -255,11 +297,19 @@ cluster_down() {
 	done
 	kill_pidfile "$T/run/slurmctld.pid"
 	kill_pidfile "$T/run/munged.pid"
+	local san_failed=0
+	if [ -n "${SAN_PLUGIN:-}" ]; then
+		# What slurmctld's shutdown reported (finish has run by now).
+		local before=$FAILED
+		san_reports
+		[ "$FAILED" -eq "$before" ] || san_failed=1
+	fi
 	for p in $(our_pids); do
 		kill -9 "$p" 2>/dev/null
 	done
 	rm -rf "$T"
 	T=
+	[ "$san_failed" -eq 0 ] || exit 1
 }
 
 # ---- helpers for assertions

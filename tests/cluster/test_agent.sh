@@ -56,7 +56,7 @@ pid=$(cat "$T/run/slurmctld.pid")
 kill -9 "$pid"
 say "kill -9 slurmctld ($pid)"
 sleep 1
-slurmctld -f "$SLURM_CONF" || { fail "slurmctld did not restart"; finish; exit; }
+start_slurmctld || { fail "slurmctld did not restart"; finish; exit; }
 check "after a slurmctld restart all 4 agents register again" wait_for 40 all_up
 check "... because the plugin told them to" \
 	grep -q "does not know this node .*registering again" "$T/log/tidald-n1.log"

@@ -104,7 +104,7 @@ if command -v python3 >/dev/null; then
 	check "the plugin state records E's checkpoint location" \
 		grep -q "^ckpt $e [0-9]* [0-9]* n4 127.0.0.1:[0-9]* $T/ckpt/n4/$e/ckpt-" "$T/state/tidal_state"
 	kill -9 "$(cat "$T/run/slurmctld.pid")"
-	slurmctld -f "$SLURM_CONF" && wait_for 60 scontrol ping
+	start_slurmctld && wait_for 60 scontrol ping
 	wait_for 30 grep -q "state restored from" "$log"
 	reply=$(fetch_on n2 "$e"); echo "   $reply"
 	check "after kill -9 of slurmctld, ckpt_where still knows: n2 fetches from n4" \

@@ -65,7 +65,7 @@ for round in 1 2 3; do
 	rec=$(awk -v j="$c" -v h="$h" '$1 == "ckpt" && $2 == j && $5 == h { print $3 }' "$T/state/tidal_state")
 	# C goes on checkpointing (and rotating) while slurmctld is away.
 	sleep 2
-	slurmctld -f "$SLURM_CONF" && wait_for 60 scontrol ping
+	start_slurmctld && wait_for 60 scontrol ping
 	restored() { [ "$(grep -c "state restored from" "$log")" -ge "$round" ]; }
 	wait_for 30 restored
 	check "round $round: C is still RUNNING after the kill -9 of slurmctld" \

@@ -58,12 +58,12 @@ scancel "$j"
 wait_for 20 no_jobs_active
 kill_pidfile "$T/run/slurmctld.pid"
 tidal_conf "Policy=lucid"
-slurmctld -f "$SLURM_CONF"
+start_slurmctld
 pid_gone() { ! pgrep -f "slurmctld -f $SLURM_CONF" >/dev/null; }
 check "slurmctld with Policy=lucid does not start" wait_for 30 pid_gone
 check "... and its log says why" \
 	logged "Policy=lucid: runs only inside tidal-sim's lucid preset, not in slurmctld"
 tidal_conf "Policy=fifo"
-slurmctld -f "$SLURM_CONF" && wait_for 60 scontrol ping
+start_slurmctld && wait_for 60 scontrol ping
 check "with tidal.conf fixed, it starts again" wait_for 10 in_force fifo
 finish

@@ -69,7 +69,7 @@ watcher=$!
 
 # ---- recovery, as an administrator would
 restart_slurmctld() {
-	slurmctld -f "$SLURM_CONF" || return 1
+	start_slurmctld || return 1
 	wait_for 60 eval 'scontrol ping >/dev/null'
 }
 restart_munge() {

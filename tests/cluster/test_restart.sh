@@ -46,7 +46,7 @@ pid=$(cat "$T/run/slurmctld.pid")
 say "kill -9 slurmctld ($pid)"
 kill -9 "$pid"
 wait_for 10 eval "! kill -0 $pid"
-slurmctld -f "$SLURM_CONF" || { say "slurmctld did not restart"; dump_logs; exit 1; }
+start_slurmctld || { say "slurmctld did not restart"; dump_logs; exit 1; }
 check "slurmctld answers again" wait_for 60 scontrol ping
 check "the plugin restored its state" \
 	wait_for 30 grep -q "state restored from $T/state/tidal_state" "$T/log/slurmctld.log"
