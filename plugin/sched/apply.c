@@ -200,6 +200,10 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 
 	if (!_still_pending(job_ptr, now))
 		return 0;
+	/* An array task: an earlier start this cycle may have reached the
+	 * array's %N (Slurm then sets Reason=JobArrayTaskLimit). */
+	if (job_ptr->array_task_id != NO_VAL && !job_array_start_test(job_ptr))
+		return 0;
 	if (sj && sj->max_gpus && d->gpus > 0 && d->gpus != sj->gpus) {
 		/* An elastic job starts at the size the policy chose. */
 		tidal_resize_t *r = tidal_resize_find(d->job);

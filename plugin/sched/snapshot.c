@@ -3,8 +3,12 @@
  *
  * tidal_snapshot_take() runs with the job write lock (job_independent() may
  * update a job's reason) and the node and partition read locks held.  It
- * only copies: no decision is made here, and nothing is kept that points
- * into slurmctld's records once the locks are released.
+ * copies, and makes no decision; nothing is kept that points into
+ * slurmctld's records once the locks are released.  One thing it changes:
+ * a job array's pending record stands for all of its pending tasks, so,
+ * as Slurm's own queue builder does for dependencies on tasks, it splits
+ * the first tasks out into records of their own (ARRAY_WINDOW pending at
+ * a time, within the array's %N limit), and the engine sees each as a job.
  *
  * GPU counts come from the gres lists (per node: gres_cnt_avail and
  * gres_cnt_alloc; per job: gres_list_req / gres_list_alloc), never from the
@@ -388,18 +392,101 @@ static void _job_alloc(job_record_t *job_ptr, tidal_job_t *j)
 		j->gpus += j->alloc_gpus[k];
 }
 
-/* Pending jobs that Slurm itself would consider now. */
-static bool _eligible(job_record_t *job_ptr, time_t now)
+/* A job array's pending record with tasks not yet split out of it (the
+ * last one left is turned into a plain task record by Slurm). */
+static bool _array_meta(job_record_t *job_ptr)
+{
+	return job_ptr->array_recs && job_ptr->array_recs->task_id_bitmap &&
+	       job_ptr->array_task_id == NO_VAL;
+}
+
+/* Pending jobs that Slurm itself would consider now, array records with
+ * tasks to split included. */
+static bool _eligible_any(job_record_t *job_ptr, time_t now)
 {
 	if (!IS_JOB_PENDING(job_ptr) || IS_JOB_COMPLETING(job_ptr) ||
-	    !job_ptr->details || !job_ptr->part_ptr || job_ptr->array_recs ||
+	    !job_ptr->details || !job_ptr->part_ptr ||
 	    job_ptr->priority == 0 || job_ptr->het_job_id)
 		return false;
 	if (job_ptr->details->begin_time > now) /* Tidal's requeue delay? */
 		tidal_fix_requeue_delay(job_ptr, now);
 	if (job_ptr->details->begin_time > now)
 		return false;
-	return job_independent(job_ptr);
+	if (!job_independent(job_ptr))
+		return false;
+	/* An array's %N: sets Reason=JobArrayTaskLimit when it is reached. */
+	if ((job_ptr->array_task_id != NO_VAL || job_ptr->array_recs) &&
+	    !job_array_start_test(job_ptr))
+		return false;
+	return true;
+}
+
+/* Pending jobs the engine is given. */
+static bool _eligible(job_record_t *job_ptr, time_t now)
+{
+	return !_array_meta(job_ptr) && _eligible_any(job_ptr, now);
+}
+
+#define ARRAY_WINDOW 64
+#define ARRAY_REASON "TidalQueue: the array's next tasks wait as jobs of their own; the rest follow as they start"
+
+/* META is an eligible array record: split tasks out of it (lowest task id
+ * first) until ARRAY_WINDOW of the array's tasks are pending on their own
+ * or its %N limit would be passed by starting them all.  Each task keeps
+ * META's record (under a new job id, as when Slurm starts a task); the
+ * rest move on to a new record under the array's id.  RET the task
+ * records made, in ADD (at most ARRAY_WINDOW); 0 if none. */
+static int _split_array(job_record_t *meta, job_record_t **add)
+{
+	job_array_struct_t *ar = meta->array_recs;
+	uint32_t array_id = meta->array_job_id;
+	/* Tasks split out and pending (the array record is not counted). */
+	int pending = num_pending_job_array_tasks(array_id);
+	int want = ARRAY_WINDOW - pending, n = 0;
+
+	if (ar->max_run_tasks) {
+		int room = (int)ar->max_run_tasks - (int)ar->tot_run_tasks -
+			   pending;
+		want = MIN(want, room);
+	}
+	while (n < want && _array_meta(meta)) {
+		int task = bit_ffs(meta->array_recs->task_id_bitmap);
+		job_record_t *rest;
+
+		if (task < 0)
+			break;
+		meta->array_task_id = task;
+		if (meta->array_recs->task_cnt <= 1) {
+			/* The last task: the record itself becomes it. */
+			(void)job_array_post_sched(meta);
+			add[n++] = meta;
+			break;
+		}
+		if (!(rest = job_array_split(meta))) {
+			error("sched/tidal: %pJ: cannot split task %d out of the array",
+			      meta, task);
+			meta->array_task_id = NO_VAL;
+			break;
+		}
+		rest->job_state = JOB_PENDING;
+		rest->start_time = 0;
+		add[n++] = meta; /* now the task, under its own id */
+		meta = rest;
+	}
+	if (n) {
+		last_job_update = time(NULL);
+		debug("sched/tidal: array %u: %d tasks split out, %d were pending",
+		      array_id, n, pending);
+	}
+	if (_array_meta(meta) &&
+	    (meta->state_reason != WAIT_RESOURCES || !meta->state_desc ||
+	     strcmp(meta->state_desc, ARRAY_REASON))) {
+		meta->state_reason = WAIT_RESOURCES;
+		xfree(meta->state_desc);
+		meta->state_desc = xstrdup(ARRAY_REASON);
+		last_job_update = time(NULL);
+	}
+	return n;
 }
 
 static inline uint64_t _mix(uint64_t h, uint64_t v)
@@ -597,6 +684,20 @@ extern void tidal_snapshot_take(tidal_snap_t *snap)
 		if (!job_ptr->details)
 			continue;
 		running = IS_JOB_RUNNING(job_ptr) && !IS_JOB_COMPLETING(job_ptr);
+		if (!running && _array_meta(job_ptr)) {
+			job_record_t *tasks[ARRAY_WINDOW];
+			int n = _eligible_any(job_ptr, now)
+					? _split_array(job_ptr, tasks)
+					: 0;
+			/* The first task is this very record; the others
+			 * are taken after the walk's end. */
+			if (n)
+				walk_id[w] = job_ptr->job_id;
+			for (int k = 1; k < n; k++)
+				_walk_add(tasks[k]);
+			if (!n)
+				continue;
+		}
 		if (!running && !_eligible(job_ptr, now))
 			continue;
 		fp = _fingerprint(job_ptr, running);

@@ -7,6 +7,7 @@
  * stubbed here, in the manner of Slurm's own testsuite/slurm_unit/backfill:
  *
  *   job_list, find_job_record, job_independent     the job table
+ *   job_array_*     no arrays: the job file cannot make one
  *   select_nodes    takes GPUs on the allowed nodes (not in exc_node_bitmap)
  *                   in index order, like a one-GRES cons_tres
  *   job_requeue     running -> pending, GPUs freed, begin time + 121 s
@@ -109,6 +110,28 @@ bool job_independent(job_record_t *job_ptr)
 }
 
 void launch_job(job_record_t *job_ptr) {}
+
+/* No job arrays here (the job file has none): the cluster tier runs them
+ * through the real slurmctld (tests/cluster/test_arrays.sh). */
+bool job_array_start_test(job_record_t *job_ptr)
+{
+	return true;
+}
+
+int num_pending_job_array_tasks(uint32_t array_job_id)
+{
+	return 0;
+}
+
+job_record_t *job_array_split(job_record_t *job_ptr)
+{
+	abort(); /* only for records with array_recs, which none has */
+}
+
+job_record_t *job_array_post_sched(job_record_t *job_ptr)
+{
+	abort();
+}
 
 /* slurm_free_job_desc_msg() calls it, which would load the select plugin
  * (and read slurm.conf): there is none here, and no jobinfo to free. */
