@@ -400,6 +400,44 @@ static bool _array_meta(job_record_t *job_ptr)
 	       job_ptr->array_task_id == NO_VAL;
 }
 
+/* The partition's state and limits, as Slurm's own queue builder tests
+ * them (job_limits_check): a job whose partition is DOWN or INACTIVE, or
+ * whose request passes the partition's limits, waits with Slurm's Reason
+ * for it (PartitionDown, PartitionTimeLimit, ...), which is cleared once
+ * the partition takes it again.  A job submitted to several partitions
+ * goes to the first that takes it, in the order Slurm keeps them (by
+ * priority), as select_nodes() runs it in job_ptr->part_ptr. */
+static bool _partition_ok(job_record_t *job_ptr, time_t now)
+{
+	part_record_t *first = job_ptr->part_ptr;
+	int reason = job_limits_check(&job_ptr, false);
+
+	if (reason != WAIT_NO_REASON && job_ptr->part_ptr_list) {
+		ListIterator it =
+			list_iterator_create(job_ptr->part_ptr_list);
+		part_record_t *part_ptr;
+
+		while (reason != WAIT_NO_REASON &&
+		       (part_ptr = list_next(it))) {
+			if (part_ptr == first)
+				continue;
+			job_ptr->part_ptr = part_ptr;
+			reason = job_limits_check(&job_ptr, false);
+		}
+		list_iterator_destroy(it);
+		if (reason != WAIT_NO_REASON)
+			job_ptr->part_ptr = first;
+	}
+	if (reason != (int)job_ptr->state_reason &&
+	    (reason != WAIT_NO_REASON ||
+	     !part_policy_job_runnable_state(job_ptr))) {
+		job_ptr->state_reason = reason;
+		xfree(job_ptr->state_desc);
+		last_job_update = now;
+	}
+	return reason == WAIT_NO_REASON;
+}
+
 /* Pending jobs that Slurm itself would consider now, array records with
  * tasks to split included. */
 static bool _eligible_any(job_record_t *job_ptr, time_t now)
@@ -413,6 +451,8 @@ static bool _eligible_any(job_record_t *job_ptr, time_t now)
 	if (job_ptr->details->begin_time > now)
 		return false;
 	if (!job_independent(job_ptr))
+		return false;
+	if (!_partition_ok(job_ptr, now))
 		return false;
 	/* An array's %N: sets Reason=JobArrayTaskLimit when it is reached. */
 	if ((job_ptr->array_task_id != NO_VAL || job_ptr->array_recs) &&

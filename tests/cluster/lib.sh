@@ -195,8 +195,8 @@ wait_for() {
 	return 1
 }
 
-nodes_idle() {
-	[ "$(sinfo -h -N -o '%t' | grep -cE '^(idle|mix|alloc)$')" -eq 4 ]
+nodes_idle() { # (a node in two partitions is listed twice)
+	[ "$(sinfo -h -N -o '%N %t' | sort -u | grep -cE ' (idle|mix|alloc)$')" -eq 4 ]
 }
 
 cluster_up() { # cluster_up "Policy=fifo ..."

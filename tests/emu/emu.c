@@ -8,6 +8,7 @@
  *
  *   job_list, find_job_record, job_independent     the job table
  *   job_array_*     no arrays: the job file cannot make one
+ *   job_limits_check  one partition, up, without limits
  *   select_nodes    takes GPUs on the allowed nodes (not in exc_node_bitmap)
  *                   in index order, like a one-GRES cons_tres
  *   job_requeue     running -> pending, GPUs freed, begin time + 121 s
@@ -110,6 +111,19 @@ bool job_independent(job_record_t *job_ptr)
 }
 
 void launch_job(job_record_t *job_ptr) {}
+
+/* One partition, always up, without limits: the cluster tier tests
+ * partition states and limits through the real slurmctld
+ * (tests/cluster/test_partitions.sh). */
+int job_limits_check(job_record_t **job_pptr, bool check_min_time)
+{
+	return WAIT_NO_REASON;
+}
+
+bool part_policy_job_runnable_state(job_record_t *job_ptr)
+{
+	return true;
+}
 
 /* No job arrays here (the job file has none): the cluster tier runs them
  * through the real slurmctld (tests/cluster/test_arrays.sh). */

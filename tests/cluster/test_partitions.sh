@@ -1,0 +1,52 @@
+#!/bin/bash
+# test_partitions.sh - partition states and limits keep jobs from starting
+# under sched/tidal exactly as under Slurm's own schedulers, with Slurm's
+# Reasons, and let them go once the partition takes them again.
+#
+#   gpu DOWN                  a job waits, Reason=PartitionDown; UP: runs
+#   gpu INACTIVE              a pending job waits, Reason=PartitionInactive
+#   gpu MaxTime=10, job -t 20 waits, Reason=PartitionTimeLimit;
+#                             MaxTime=30: runs
+#   -p spare,gpu, spare DOWN  runs in gpu
+#
+# GPL-2.0-or-later.
+. "$(dirname "$0")/lib.sh"
+EXTRA_SLURM_CONF="PartitionName=spare Nodes=n[1-4] MaxTime=INFINITE State=UP"
+cluster_up "Policy=fifo
+CycleInterval=1"
+
+part() { scontrol update PartitionName="$1" "$2"; }
+# Still pending with REASON after three cycles.
+waits_with() {
+	sleep 3
+	is_state "$1" PENDING && reason_has "$1" "$2"
+}
+
+part gpu State=DOWN
+a=$(submit -p gpu --gpus=1 -t 5 --wrap 'sleep 300')
+check "job $a in a DOWN partition waits, Reason=PartitionDown" \
+	wait_for 10 waits_with "$a" PartitionDown
+part gpu State=UP
+check "job $a starts once the partition is UP" wait_state 20 "$a" RUNNING
+
+b=$(submit -p gpu --gpus=1 -t 5 --begin=now+4 --wrap 'sleep 300')
+part gpu State=INACTIVE
+check "job $b in an INACTIVE partition waits, Reason=PartitionInactive" \
+	wait_for 20 waits_with "$b" PartitionInactive
+part gpu State=UP
+check "job $b starts once the partition is UP" wait_state 20 "$b" RUNNING
+
+part gpu MaxTime=10
+c=$(submit -p gpu --gpus=1 -t 20 --wrap 'sleep 300')
+check "job $c over the partition's MaxTime waits, Reason=PartitionTimeLimit" \
+	wait_for 10 waits_with "$c" PartitionTimeLimit
+part gpu MaxTime=30
+check "job $c starts once MaxTime takes it" wait_state 20 "$c" RUNNING
+
+part spare State=DOWN
+d=$(submit -p spare,gpu --gpus=1 -t 5 --wrap 'sleep 300')
+check "job $d (-p spare,gpu, spare DOWN) runs" wait_state 20 "$d" RUNNING
+check "job $d runs in gpu" \
+	test "$(squeue -h -j "$d" -o %P)" = gpu
+show_queue
+finish
