@@ -53,6 +53,8 @@
 #include "src/common/uid.h"
 #include "src/common/xmalloc.h"
 #include "src/common/xstring.h"
+#include "src/slurmctld/acct_policy.h"
+#include "src/slurmctld/licenses.h"
 #include "src/slurmctld/slurmctld.h"
 
 #include "plugin/common/options.h"
@@ -454,6 +456,20 @@ static bool _eligible_any(job_record_t *job_ptr, time_t now)
 		return false;
 	if (!_partition_ok(job_ptr, now))
 		return false;
+	/* Association and QOS limits (they write their own Reason). */
+	if (!acct_policy_job_runnable_state(job_ptr) &&
+	    !acct_policy_job_runnable_pre_select(job_ptr, false))
+		return false;
+	/* Licences held by running jobs or reservations: Reason=Licenses,
+	 * as Slurm's scheduler says. */
+	if (license_job_test(job_ptr, now, true) != SLURM_SUCCESS) {
+		if (job_ptr->state_reason != WAIT_LICENSES) {
+			job_ptr->state_reason = WAIT_LICENSES;
+			xfree(job_ptr->state_desc);
+			last_job_update = now;
+		}
+		return false;
+	}
 	/* An array's %N: sets Reason=JobArrayTaskLimit when it is reached. */
 	if ((job_ptr->array_task_id != NO_VAL || job_ptr->array_recs) &&
 	    !job_array_start_test(job_ptr))

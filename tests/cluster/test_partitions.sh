@@ -1,17 +1,21 @@
 #!/bin/bash
-# test_partitions.sh - partition states and limits keep jobs from starting
-# under sched/tidal exactly as under Slurm's own schedulers, with Slurm's
-# Reasons, and let them go once the partition takes them again.
+# test_partitions.sh - partition states and limits, and licences, keep jobs
+# from starting under sched/tidal exactly as under Slurm's own schedulers,
+# with Slurm's Reasons, and let them go once the partition or the licences
+# take them again.
 #
 #   gpu DOWN                  a job waits, Reason=PartitionDown; UP: runs
 #   gpu INACTIVE              a pending job waits, Reason=PartitionInactive
 #   gpu MaxTime=10, job -t 20 waits, Reason=PartitionTimeLimit;
 #                             MaxTime=30: runs
 #   -p spare,gpu, spare DOWN  runs in gpu
+#   -L fluent:1 while another job holds both fluent licences
+#                             waits, Reason=Licenses; runs once they are back
 #
 # GPL-2.0-or-later.
 . "$(dirname "$0")/lib.sh"
-EXTRA_SLURM_CONF="PartitionName=spare Nodes=n[1-4] MaxTime=INFINITE State=UP"
+EXTRA_SLURM_CONF="Licenses=fluent:2
+PartitionName=spare Nodes=n[1-4] MaxTime=INFINITE State=UP"
 cluster_up "Policy=fifo
 CycleInterval=1"
 
@@ -48,5 +52,12 @@ d=$(submit -p spare,gpu --gpus=1 -t 5 --wrap 'sleep 300')
 check "job $d (-p spare,gpu, spare DOWN) runs" wait_state 20 "$d" RUNNING
 check "job $d runs in gpu" \
 	test "$(squeue -h -j "$d" -o %P)" = gpu
+e=$(submit -L fluent:2 --gpus=1 -t 5 --wrap 'sleep 300')
+check "job $e holds both fluent licences" wait_state 20 "$e" RUNNING
+f=$(submit -L fluent:1 --gpus=1 -t 5 --wrap 'sleep 300')
+check "job $f waits for a licence, Reason=Licenses" \
+	wait_for 10 waits_with "$f" Licenses
+scancel "$e"
+check "job $f starts once the licences are back" wait_state 20 "$f" RUNNING
 show_queue
 finish

@@ -9,6 +9,7 @@
  *   job_list, find_job_record, job_independent     the job table
  *   job_array_*     no arrays: the job file cannot make one
  *   job_limits_check  one partition, up, without limits
+ *   license_job_test, acct_policy_*   no licences, no limits
  *   select_nodes    takes GPUs on the allowed nodes (not in exc_node_bitmap)
  *                   in index order, like a one-GRES cons_tres
  *   job_requeue     running -> pending, GPUs freed, begin time + 121 s
@@ -67,7 +68,9 @@
 #include "src/common/slurm_topology.h"
 #include "src/common/xmalloc.h"
 #include "src/common/xstring.h"
+#include "src/slurmctld/acct_policy.h"
 #include "src/slurmctld/job_scheduler.h"
+#include "src/slurmctld/licenses.h"
 #include "src/slurmctld/node_scheduler.h"
 #include "src/slurmctld/slurmctld.h"
 #include "src/slurmctld/srun_comm.h"
@@ -121,6 +124,23 @@ int job_limits_check(job_record_t **job_pptr, bool check_min_time)
 }
 
 bool part_policy_job_runnable_state(job_record_t *job_ptr)
+{
+	return true;
+}
+
+/* No licences, associations or QOS limits. */
+int license_job_test(job_record_t *job_ptr, time_t when, bool reboot)
+{
+	return SLURM_SUCCESS;
+}
+
+bool acct_policy_job_runnable_state(job_record_t *job_ptr)
+{
+	return true;
+}
+
+bool acct_policy_job_runnable_pre_select(job_record_t *job_ptr,
+					 bool assoc_mgr_locked)
 {
 	return true;
 }
