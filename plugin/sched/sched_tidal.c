@@ -13,7 +13,8 @@
  *                                 Reasons are left to write
  *   unlock                        tidal_state_save()      state.c
  *   sleep CycleInterval (or until scontrol reconfigure, or an ack from
- *   tidald that a resize waits for: tidal_cycle_wake)
+ *   tidald that a resize waits for: tidal_cycle_wake; or, at least 0.25 s
+ *   after the cycle, until a job is submitted: _sleep)
  *
  * The sections under the lock copy and change only what changed since the
  * last cycle (see snapshot.c and apply.c): what slurmctld's other threads
@@ -208,18 +209,47 @@ static void _cycle(void)
 	tidal_snapshot_free(&snap);
 }
 
-static void _sleep(double secs)
+static double _now(void)
 {
-	struct timespec ts;
 	struct timeval now;
 
 	gettimeofday(&now, NULL);
-	double t = now.tv_sec + now.tv_usec / 1e6 + secs;
-	ts.tv_sec = (time_t)t;
-	ts.tv_nsec = (long)((t - ts.tv_sec) * 1e9);
+	return now.tv_sec + now.tv_usec / 1e6;
+}
+
+/* slurmctld's count of submitted jobs (sdiag's "Jobs submitted"): read
+ * without a lock, only to see that it moved. */
+static uint32_t _submitted(void)
+{
+	return __atomic_load_n(&slurmctld_diag_stats.jobs_submitted,
+			       __ATOMIC_RELAXED);
+}
+
+/* Sleep SECS, or less: until tidal_cycle_wake(), fini(), or a job is
+ * submitted.  A submission is looked for every SUBMIT_POLL s and wakes
+ * the cycle at most SUBMIT_GAP s after the last one ended, so that srun
+ * and salloc start within a fraction of a second when their GPUs are
+ * free, and a burst of submissions costs at most a few cycles a second. */
+#define SUBMIT_POLL 0.05
+#define SUBMIT_GAP 0.25
+static void _sleep(double secs, uint32_t submitted_before)
+{
+	double start = _now(), until = start + secs;
+
 	slurm_mutex_lock(&term_lock);
-	if (!stop_agent && !wake_agent)
+	while (!stop_agent && !wake_agent) {
+		double now = _now(), t = MIN(until, now + SUBMIT_POLL);
+		struct timespec ts;
+
+		if (now >= until)
+			break;
+		if (_submitted() != submitted_before &&
+		    now >= start + SUBMIT_GAP)
+			break;
+		ts.tv_sec = (time_t)t;
+		ts.tv_nsec = (long)((t - ts.tv_sec) * 1e9);
 		slurm_cond_timedwait(&term_cond, &term_lock, &ts);
+	}
 	wake_agent = false;
 	slurm_mutex_unlock(&term_lock);
 }
@@ -232,8 +262,11 @@ static void *_agent(void *arg)
 		slurm_mutex_unlock(&term_lock);
 		if (stop)
 			break;
+		/* Read before the cycle: a job submitted while it runs
+		 * wakes the next one. */
+		uint32_t submitted = _submitted();
 		_cycle();
-		_sleep(tidal_engine_interval());
+		_sleep(tidal_engine_interval(), submitted);
 	}
 	return NULL;
 }
