@@ -92,13 +92,15 @@ static bitstr_t *_allowed_nodes(const tidal_snap_t *snap,
 			shape = false;
 		bit_set(ok, node_ptr->index);
 	}
-	if (!shape) {
-		/* The policy split a per-node request its own way: let
+	if (!shape || (sj && d->n_shares < sj->min_nodes)) {
+		/* The policy split a per-node request its own way, or put
+		 * it on fewer nodes than it asks for (-N 3 --gpus=3): let
 		 * Slurm choose among nodes with room for one share. */
+		int need = sj && sj->gpus_per_node ? sj->gpus_per_node : 1;
 		node_record_t *node_ptr;
 		bit_clear_all(ok);
 		for (int i = 0; (node_ptr = next_node(&i)); i++)
-			if (_free_gpus(node_ptr) >= sj->gpus_per_node)
+			if (_free_gpus(node_ptr) >= need)
 				bit_set(ok, node_ptr->index);
 	}
 	return ok;
@@ -189,9 +191,71 @@ static void _note_start(job_record_t *job_ptr, int gpus, time_t now)
 	tidal_agent_note(job_ptr->job_id, (double)now, note);
 }
 
+/* Jobs whose start Slurm refused: tried again only after a wait that
+ * doubles with each refusal (1, 2, 4 ... 64 s; 8 s at most for busy
+ * nodes),
+ * so that a request Slurm cannot place is not retried unchanged every
+ * cycle; the Reason says why it waits. */
+typedef struct {
+	uint32_t job;
+	int refusals;
+	time_t retry_at;
+} refused_t;
+static refused_t *refused;
+static int n_refused, cap_refused;
+
+static refused_t *_refused(uint32_t job)
+{
+	for (int i = 0; i < n_refused; i++)
+		if (refused[i].job == job)
+			return &refused[i];
+	return NULL;
+}
+
+static void _refusal(job_record_t *job_ptr, int rc, time_t now)
+{
+	refused_t *r = _refused(job_ptr->job_id);
+	char why[200];
+	int wait;
+
+	if (!r) {
+		if (n_refused == cap_refused) {
+			cap_refused = cap_refused ? 2 * cap_refused : 16;
+			xrecalloc(refused, cap_refused, sizeof(*refused));
+		}
+		r = &refused[n_refused++];
+		r->job = job_ptr->job_id;
+		r->refusals = 0;
+	}
+	r->refusals++;
+	/* Busy nodes free themselves (a preempted job completing): a
+	 * shorter wait. */
+	wait = 1 << MIN(r->refusals - 1, rc == ESLURM_NODES_BUSY ? 3 : 6);
+	r->retry_at = now + wait;
+	snprintf(why, sizeof(why),
+		 "Slurm refused to start it (%s); tried %d time%s, again in %d s",
+		 slurm_strerror(rc), r->refusals, r->refusals > 1 ? "s" : "",
+		 wait);
+	_set_reason(job_ptr, TIDAL_HOLD_PREFIX, why);
+}
+
+/* Forget refusals of jobs that are no longer pending. */
+static void _prune_refused(time_t now)
+{
+	int k = 0;
+
+	for (int i = 0; i < n_refused; i++) {
+		job_record_t *job_ptr = find_job_record(refused[i].job);
+		if (job_ptr && IS_JOB_PENDING(job_ptr))
+			refused[k++] = refused[i];
+	}
+	n_refused = k;
+}
+
 static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 			job_record_t *job_ptr, time_t now)
 {
+	refused_t *r = _refused(job_ptr->job_id);
 	const tidal_job_t *sj = _snap_job(snap, d);
 	bool elastic = sj && sj->max_gpus;
 	int gpus = d->gpus > 0 ? d->gpus : (sj ? sj->gpus : 0);
@@ -199,6 +263,8 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 	int rc;
 
 	if (!_still_pending(job_ptr, now))
+		return 0;
+	if (r && now < r->retry_at)
 		return 0;
 	/* An array task: an earlier start this cycle may have reached the
 	 * array's %N (Slurm then sets Reason=JobArrayTaskLimit). */
@@ -224,6 +290,14 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 		return 0;
 	}
 	rc = _start(job_ptr, ok);
+	if (rc != SLURM_SUCCESS && ok && rc != ESLURM_NODES_BUSY) {
+		/* Slurm will not place the request on the planned nodes
+		 * (options the policy does not model: sockets, tasks, CPUs
+		 * per GPU): let it choose among all of them. */
+		verbose("sched/tidal: %pJ: start on planned nodes failed: %s; letting Slurm choose the nodes",
+			job_ptr, slurm_strerror(rc));
+		rc = _start(job_ptr, NULL);
+	}
 	FREE_NULL_BITMAP(ok);
 	if (rc == SLURM_SUCCESS) {
 		tidal_forget_requeue(job_ptr->job_id);
@@ -231,8 +305,9 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 			_note_start(job_ptr, gpus, now);
 		return 1;
 	}
-	verbose("sched/tidal: %pJ: start on planned nodes failed: %s",
-		job_ptr, slurm_strerror(rc));
+	verbose("sched/tidal: %pJ: start failed: %s", job_ptr,
+		slurm_strerror(rc));
+	_refusal(job_ptr, rc, now);
 	return 0;
 }
 
@@ -541,6 +616,7 @@ extern int tidal_plan_apply(const tidal_snap_t *snap, const tidal_plan_t *plan,
 	 * is called off before its requeue. */
 	tidal_resize_advance(conf, now);
 	tidal_revive_killed(now);
+	_prune_refused(now);
 	for (int k = 0; k < todo.n_act; k++) {
 		const tidal_decision_t *d = &plan->d[todo.act[k]];
 		job_record_t *job_ptr;
