@@ -412,7 +412,10 @@ static bool _array_meta(job_record_t *job_ptr)
 static bool _partition_ok(job_record_t *job_ptr, time_t now)
 {
 	part_record_t *first = job_ptr->part_ptr;
-	int reason = job_limits_check(&job_ptr, false);
+	/* A job with --time-min is held to its minimum, as under backfill:
+	 * apply.c fits its limit to the partition when it starts. */
+	bool min_time = job_ptr->time_min != 0 && job_ptr->time_min != NO_VAL;
+	int reason = job_limits_check(&job_ptr, min_time);
 
 	if (reason != WAIT_NO_REASON && job_ptr->part_ptr_list) {
 		ListIterator it =
@@ -424,7 +427,7 @@ static bool _partition_ok(job_record_t *job_ptr, time_t now)
 			if (part_ptr == first)
 				continue;
 			job_ptr->part_ptr = part_ptr;
-			reason = job_limits_check(&job_ptr, false);
+			reason = job_limits_check(&job_ptr, min_time);
 		}
 		list_iterator_destroy(it);
 		if (reason != WAIT_NO_REASON)
@@ -568,6 +571,9 @@ static uint64_t _fingerprint(job_record_t *job_ptr, bool running)
 	h = _mix(h, (uintptr_t)job_ptr->name);
 	h = _mix(h, (uintptr_t)job_ptr->part_ptr);
 	h = _mix(h, job_ptr->time_limit);
+	if (!running && job_ptr->part_ptr) /* tidal_fitted_limit() */
+		h = _mix(h, ((uint64_t)job_ptr->part_ptr->max_time << 32) |
+				    job_ptr->part_ptr->default_time);
 	h = _mix(h, ((uint64_t)det->min_nodes << 32) | det->num_tasks);
 	if (running) {
 		h = _mix(h, (uint64_t)job_ptr->start_time);
@@ -627,6 +633,8 @@ static void _copy_job(job_record_t *job_ptr, tidal_job_t *j, bool running)
 	j->deadline = (double)job_ptr->deadline;
 	if (job_ptr->time_limit != NO_VAL && job_ptr->time_limit != INFINITE)
 		j->time_limit = job_ptr->time_limit * 60.0;
+	if (!running) /* the limit it will start with (apply.c) */
+		j->time_limit = tidal_fitted_limit(job_ptr) * 60.0;
 	tidal_job_options(job_ptr->spank_job_env, job_ptr->spank_job_env_size,
 			  j);
 	_job_request(job_ptr, j);

@@ -8,6 +8,8 @@
 #   gpu INACTIVE              a pending job waits, Reason=PartitionInactive
 #   gpu MaxTime=10, job -t 20 waits, Reason=PartitionTimeLimit;
 #                             MaxTime=30: runs
+#   job -t 20 --time-min 5, MaxTime=10
+#                             runs with TimeLimit=10, fitted as backfill does
 #   -p spare,gpu, spare DOWN  runs in gpu
 #   -L fluent:1 while another job holds both fluent licences
 #                             waits, Reason=Licenses; runs once they are back
@@ -46,6 +48,16 @@ check "job $c over the partition's MaxTime waits, Reason=PartitionTimeLimit" \
 	wait_for 10 waits_with "$c" PartitionTimeLimit
 part gpu MaxTime=30
 check "job $c starts once MaxTime takes it" wait_state 20 "$c" RUNNING
+part gpu MaxTime=10
+
+# --time-min: held to its minimum, and started with its limit cut to
+# MaxTime, as backfill fits it.
+g=$(submit -p gpu --gpus=1 -t 20 --time-min 5 --wrap 'sleep 300')
+check "job $g (-t 20 --time-min 5, MaxTime=10) starts" \
+	wait_state 20 "$g" RUNNING
+check "job $g's limit is fitted to MaxTime: $(scontrol -o show job "$g" | grep -o 'TimeLimit=[^ ]*')" \
+	eval 'scontrol -o show job "$g" | grep -q "TimeLimit=00:10:00 "'
+part gpu MaxTime=30
 
 part spare State=DOWN
 d=$(submit -p spare,gpu --gpus=1 -t 5 --wrap 'sleep 300')

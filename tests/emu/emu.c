@@ -88,7 +88,8 @@ time_t last_job_update;
 static time_t emu_now = 1700000000;
 static job_record_t **by_id; /* index = job id */
 static uint32_t max_id;
-static part_record_t part = { .name = "gpu" };
+static part_record_t part = { .name = "gpu", .max_time = INFINITE,
+			       .default_time = NO_VAL };
 static int *signals; /* per job id */
 
 time_t time(time_t *t)
