@@ -1,7 +1,8 @@
 # bench/bench.mk - `make bench`: replay cost against the anchors' measured
 # cost, scale from 10k to 1M jobs, checkpoint and resize times, tidalctl
-# latency under heart-beating agents (bench/ctl.sh) and a burst of 10,000
-# jobs on the loopback cluster (bench/load.sh).  Results are printed as
+# latency under heart-beating agents (bench/ctl.sh), a burst of 10,000
+# jobs on the loopback cluster (bench/load.sh) and srun's time to start
+# (bench/srun.sh).  Results are printed as
 # tables with the machine noted; nothing here is a pass/fail test.
 
 $(BUILD)/gen-trace: bench/gen_trace.cc
@@ -16,12 +17,15 @@ bench: $(BUILD)/tidal-sim $(BUILD)/gen-trace \
 	bench/gpu.sh $(BUILD)
 	bench/ctl.sh $(BUILD)
 	bench/load.sh $(BUILD)
+	bench/srun.sh $(BUILD)
 
 # The loopback cluster's load benchmarks alone (bench/ctl.sh,
-# bench/load.sh; BENCH_CTL_* and BENCH_LOAD_* set their size).
+# bench/load.sh, bench/srun.sh; BENCH_CTL_*, BENCH_LOAD_* and BENCH_SRUN_*
+# set their size).
 bench-load: all
 	bench/ctl.sh $(BUILD)
 	bench/load.sh $(BUILD)
+	bench/srun.sh $(BUILD)
 
 # Duration estimators compared by MAE (bench/estimator_mae.cc).
 $(BUILD)/estimator-mae: bench/estimator_mae.cc $(BUILD)/libtidal-sim.a \

@@ -13,8 +13,9 @@
  *                                 Reasons are left to write
  *   unlock                        tidal_state_save()      state.c
  *   sleep CycleInterval (or until scontrol reconfigure, or an ack from
- *   tidald that a resize waits for: tidal_cycle_wake; or, at least 0.25 s
- *   after the cycle, until a job is submitted: _sleep)
+ *   tidald that a resize waits for: tidal_cycle_wake; or until a job is
+ *   submitted, no more often than keeps the cycle to a tenth of the
+ *   time: _sleep)
  *
  * The sections under the lock copy and change only what changed since the
  * last cycle (see snapshot.c and apply.c): what slurmctld's other threads
@@ -227,14 +228,17 @@ static uint32_t _submitted(void)
 
 /* Sleep SECS, or less: until tidal_cycle_wake(), fini(), or a job is
  * submitted.  A submission is looked for every SUBMIT_POLL s and wakes
- * the cycle at most SUBMIT_GAP s after the last one ended, so that srun
- * and salloc start within a fraction of a second when their GPUs are
- * free, and a burst of submissions costs at most a few cycles a second. */
+ * the cycle, so that srun and salloc start within a fraction of a second
+ * when their GPUs are free.  Cycles woken so are at least SUBMIT_SHARE
+ * times the last cycle's length apart: a burst of submissions keeps the
+ * cycle from holding slurmctld's locks more than a tenth of the time. */
 #define SUBMIT_POLL 0.05
-#define SUBMIT_GAP 0.25
-static void _sleep(double secs, uint32_t submitted_before)
+#define SUBMIT_SHARE 10
+static void _sleep(double secs, uint32_t submitted_before, double cycle_s)
 {
-	double start = _now(), until = start + secs;
+	static double last_submit_wake;
+	double until = _now() + secs;
+	double gap = MAX(SUBMIT_POLL, SUBMIT_SHARE * cycle_s);
 
 	slurm_mutex_lock(&term_lock);
 	while (!stop_agent && !wake_agent) {
@@ -244,8 +248,10 @@ static void _sleep(double secs, uint32_t submitted_before)
 		if (now >= until)
 			break;
 		if (_submitted() != submitted_before &&
-		    now >= start + SUBMIT_GAP)
+		    now >= last_submit_wake + gap) {
+			last_submit_wake = now;
 			break;
+		}
 		ts.tv_sec = (time_t)t;
 		ts.tv_nsec = (long)((t - ts.tv_sec) * 1e9);
 		slurm_cond_timedwait(&term_cond, &term_lock, &ts);
@@ -265,8 +271,9 @@ static void *_agent(void *arg)
 		/* Read before the cycle: a job submitted while it runs
 		 * wakes the next one. */
 		uint32_t submitted = _submitted();
+		double t0 = _now();
 		_cycle();
-		_sleep(tidal_engine_interval(), submitted);
+		_sleep(tidal_engine_interval(), submitted, _now() - t0);
 	}
 	return NULL;
 }
