@@ -208,9 +208,8 @@ static void _note_start(job_record_t *job_ptr, int gpus, time_t now)
 
 /* Jobs whose start Slurm refused: tried again only after a wait that
  * doubles with each refusal (1, 2, 4 ... 64 s; 8 s at most for busy
- * nodes),
- * so that a request Slurm cannot place is not retried unchanged every
- * cycle; the Reason says why it waits. */
+ * nodes), so that a request Slurm cannot place is not retried unchanged
+ * every cycle; the Reason says why it waits. */
 typedef struct {
 	uint32_t job;
 	int refusals;
@@ -255,7 +254,7 @@ static void _refusal(job_record_t *job_ptr, int rc, time_t now)
 }
 
 /* Forget refusals of jobs that are no longer pending. */
-static void _prune_refused(time_t now)
+static void _prune_refused(void)
 {
 	int k = 0;
 
@@ -270,7 +269,7 @@ static void _prune_refused(time_t now)
 static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 			job_record_t *job_ptr, time_t now)
 {
-	refused_t *r = _refused(job_ptr->job_id);
+	refused_t *ref = _refused(job_ptr->job_id);
 	const tidal_job_t *sj = _snap_job(snap, d);
 	bool elastic = sj && sj->max_gpus;
 	int gpus = d->gpus > 0 ? d->gpus : (sj ? sj->gpus : 0);
@@ -279,7 +278,7 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 
 	if (!_still_pending(job_ptr, now))
 		return 0;
-	if (r && now < r->retry_at)
+	if (ref && now < ref->retry_at)
 		return 0;
 	/* An array task: an earlier start this cycle may have reached the
 	 * array's %N (Slurm then sets Reason=JobArrayTaskLimit). */
@@ -631,7 +630,7 @@ extern int tidal_plan_apply(const tidal_snap_t *snap, const tidal_plan_t *plan,
 	 * is called off before its requeue. */
 	tidal_resize_advance(conf, now);
 	tidal_revive_killed(now);
-	_prune_refused(now);
+	_prune_refused();
 	for (int k = 0; k < todo.n_act; k++) {
 		const tidal_decision_t *d = &plan->d[todo.act[k]];
 		job_record_t *job_ptr;

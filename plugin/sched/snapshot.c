@@ -404,7 +404,7 @@ static bool _array_meta(job_record_t *job_ptr)
 
 /* The partition's state and limits, as Slurm's own queue builder tests
  * them (job_limits_check): a job whose partition is DOWN or INACTIVE, or
- * whose request passes the partition's limits, waits with Slurm's Reason
+ * whose request exceeds the partition's limits, waits with Slurm's Reason
  * for it (PartitionDown, PartitionTimeLimit, ...), which is cleared once
  * the partition takes it again.  A job submitted to several partitions
  * goes to the first that takes it, in the order Slurm keeps them (by
@@ -413,7 +413,8 @@ static bool _partition_ok(job_record_t *job_ptr, time_t now)
 {
 	part_record_t *first = job_ptr->part_ptr;
 	/* A job with --time-min is held to its minimum, as under backfill:
-	 * apply.c fits its limit to the partition when it starts. */
+	 * select_nodes() cuts its limit to the partition's when it starts
+	 * (tidal_fitted_limit). */
 	bool min_time = job_ptr->time_min != 0 && job_ptr->time_min != NO_VAL;
 	int reason = job_limits_check(&job_ptr, min_time);
 
