@@ -42,6 +42,12 @@ public:
 	 * (Job::remaining, attained, executed, queued), so a replay need not
 	 * bring them up to date before asking. */
 	virtual bool reads_progress() const { return true; }
+	/* True if the policy itself admits or rejects jobs by their
+	 * deadlines (it plans their work against them): sched/tidal then
+	 * leaves a deadline job to it, where for other policies it cancels a
+	 * job whose time limit cannot end by its deadline, as Slurm's own
+	 * schedulers do (Reason DeadLine). */
+	virtual bool admits_by_deadline() const { return false; }
 };
 
 using PolicyFactory =

@@ -28,6 +28,7 @@ public:
 	ElasticBaseline(std::string name, bool by_deadline, const Params &p);
 	std::string name() const override { return name_; }
 	Plan decide(const Snapshot &snap) override;
+	bool admits_by_deadline() const override { return reject_; }
 
 	/* Exposed for the unit tests. */
 	std::vector<const Job *> ranked(const Snapshot &snap) const;

@@ -76,6 +76,7 @@ public:
 	const std::string &error() const { return err_; }
 	std::string name() const override { return name_; }
 	Plan decide(const Snapshot &snap) override;
+	bool admits_by_deadline() const override { return admission_; }
 
 private:
 	struct Item {

@@ -125,11 +125,14 @@ extern uint32_t tidal_fitted_limit(job_record_t *job_ptr)
 }
 
 /* Start JOB_PTR on nodes in OK (NULL: anywhere).  RET SLURM_SUCCESS or an
- * ESLURM code. */
+ * ESLURM code.  A job with a --deadline starts with its limit cut to end
+ * by it, as Slurm's scheduler starts it (tidal_deadline_limit). */
 static int _start(job_record_t *job_ptr, bitstr_t *ok)
 {
 	struct job_details *det = job_ptr->details;
 	bitstr_t *orig_exc = det->exc_node_bitmap;
+	uint32_t orig_limit = job_ptr->time_limit;
+	uint32_t deadline_limit = tidal_deadline_limit(job_ptr, time(NULL));
 	int rc;
 
 	if (ok) {
@@ -140,6 +143,8 @@ static int _start(job_record_t *job_ptr, bitstr_t *ok)
 		det->exc_node_bitmap = exc;
 	}
 	xfree(job_ptr->state_desc);
+	if (deadline_limit)
+		job_ptr->time_limit = deadline_limit;
 	rc = select_nodes(job_ptr, false, NULL, NULL, false,
 			  SLURMDB_JOB_FLAG_SCHED);
 	if (ok && job_ptr->details) {
@@ -147,8 +152,11 @@ static int _start(job_record_t *job_ptr, bitstr_t *ok)
 		FREE_NULL_BITMAP(job_ptr->details->exc_node_bitmap);
 		job_ptr->details->exc_node_bitmap = orig_exc;
 	}
-	if (rc != SLURM_SUCCESS)
+	if (rc != SLURM_SUCCESS) {
+		if (deadline_limit)
+			job_ptr->time_limit = orig_limit;
 		return rc;
+	}
 	last_job_update = time(NULL);
 	info("sched/tidal: started %pJ on %s", job_ptr, job_ptr->nodes);
 	if (job_ptr->batch_flag == 0)

@@ -130,6 +130,9 @@ int tidal_engine_configure(const char *text, const char *origin, char **msg);
 double tidal_engine_interval(void);
 /* Name of the policy in force ("" before configure). */
 const char *tidal_engine_policy(void);
+/* 1 if the policy in force admits or rejects jobs by their deadlines
+ * itself (core's Policy::admits_by_deadline). */
+int tidal_engine_admits_by_deadline(void);
 /* Decide.  RET 0 and *PLAN filled (free with tidal_plan_free), or -1 with
  * *MSG (malloc'd) saying why; nothing thrown. */
 int tidal_engine_decide(const tidal_snap_t *snap, tidal_plan_t *plan,

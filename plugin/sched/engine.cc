@@ -618,6 +618,11 @@ extern "C" const char *tidal_engine_policy(void)
 	return engine().policy_name();
 }
 
+extern "C" int tidal_engine_admits_by_deadline(void)
+{
+	return engine().admits_by_deadline();
+}
+
 extern "C" int tidal_engine_decide(const tidal_snap_t *snap,
 				   tidal_plan_t *plan, char **msg)
 {

@@ -94,6 +94,11 @@ public:
 		std::lock_guard<std::mutex> g(mu_);
 		return name_.c_str();
 	}
+	bool admits_by_deadline()
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		return policy_ && policy_->admits_by_deadline();
+	}
 	void apply_conf(tidal_apply_conf_t *c)
 	{
 		std::lock_guard<std::mutex> g(mu_);

@@ -151,6 +151,7 @@ static void _cycle(void)
 	bool changed;
 	int started, left, sections = 1;
 
+	tidal_snapshot_deadlines(tidal_engine_admits_by_deadline());
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	_lock(locks, &got, &wait_ms);
 	tidal_snapshot_take(&snap);

@@ -46,6 +46,14 @@ typedef struct {
 	uint64_t words_hash;   /* of that text with its numbers masked */
 } tidal_reason_memo_t;
 
+/* No lock held, before tidal_snapshot_take(): whether the policy admits
+ * jobs by their deadlines itself (tidal_engine_admits_by_deadline); if
+ * not, the snapshot applies Slurm's deadline check (deadline_ok). */
+void tidal_snapshot_deadlines(int policy_admits);
+/* Job locks held: the time limit (minutes) to start JOB_PTR with under
+ * Slurm's deadline rule, its limit cut to end by its --deadline; 0 to
+ * leave it as it is (no deadline, or the policy admits by deadline). */
+uint32_t tidal_deadline_limit(job_record_t *job_ptr, time_t now);
 /* No lock held, after tidal_snapshot_take(): fill SNAP's arrays. */
 void tidal_snapshot_finish(tidal_snap_t *snap);
 /* The memo of the job at SNAP_INDEX of the latest snapshot, or NULL;

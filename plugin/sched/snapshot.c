@@ -54,6 +54,7 @@
 #include "src/common/xmalloc.h"
 #include "src/common/xstring.h"
 #include "src/slurmctld/acct_policy.h"
+#include "src/slurmctld/job_scheduler.h"
 #include "src/slurmctld/licenses.h"
 #include "src/slurmctld/slurmctld.h"
 
@@ -394,6 +395,31 @@ static void _job_alloc(job_record_t *job_ptr, tidal_job_t *j)
 		j->gpus += j->alloc_gpus[k];
 }
 
+static bool policy_admits_deadlines;
+
+extern void tidal_snapshot_deadlines(int policy_admits)
+{
+	policy_admits_deadlines = policy_admits;
+}
+
+extern uint32_t tidal_deadline_limit(job_record_t *job_ptr, time_t now)
+{
+	part_record_t *part = job_ptr->part_ptr;
+	uint32_t limit = job_ptr->time_limit, until;
+
+	if (policy_admits_deadlines || !job_ptr->deadline ||
+	    job_ptr->deadline == NO_VAL || job_ptr->deadline <= now)
+		return 0;
+	until = (uint32_t)((job_ptr->deadline - now) / 60);
+	if (limit == NO_VAL || limit == INFINITE)
+		limit = !part ? INFINITE
+			: part->default_time != NO_VAL &&
+					part->default_time != INFINITE
+				? part->default_time
+				: part->max_time;
+	return until > 0 ? MIN(limit, until) : 0;
+}
+
 /* A job array's pending record with tasks not yet split out of it (the
  * last one left is turned into a plain task record by Slurm). */
 static bool _array_meta(job_record_t *job_ptr)
@@ -474,6 +500,12 @@ static bool _eligible_any(job_record_t *job_ptr, time_t now)
 		}
 		return false;
 	}
+	/* A deadline the job's time limit (or --time-min) cannot end by:
+	 * cancelled with Reason DeadLine, as Slurm's schedulers do, unless
+	 * the policy admits jobs by their deadlines itself. */
+	if (!policy_admits_deadlines && job_ptr->deadline &&
+	    job_ptr->deadline != NO_VAL && !deadline_ok(job_ptr, "sched/tidal"))
+		return false;
 	/* An array's %N: sets Reason=JobArrayTaskLimit when it is reached. */
 	if ((job_ptr->array_task_id != NO_VAL || job_ptr->array_recs) &&
 	    !job_array_start_test(job_ptr))

@@ -13,6 +13,9 @@
 #   -p spare,gpu, spare DOWN  runs in gpu
 #   -L fluent:1 while another job holds both fluent licences
 #                             waits, Reason=Licenses; runs once they are back
+#   -t 60, deadline in 10 min ends in DEADLINE, Reason=DeadLine
+#   -t 60 --time-min 5, deadline in 30 min
+#                             runs with its limit cut to 30 min
 #
 # GPL-2.0-or-later.
 . "$(dirname "$0")/lib.sh"
@@ -71,5 +74,24 @@ check "job $f waits for a licence, Reason=Licenses" \
 	wait_for 10 waits_with "$f" Licenses
 scancel "$e"
 check "job $f starts once the licences are back" wait_state 20 "$f" RUNNING
+# Slurm's deadline rule, under a policy that does not plan deadlines
+# itself (fifo): a job whose limit cannot end by its --deadline ends in
+# state DEADLINE; one with --time-min starts with its limit cut to end by
+# the deadline.
+part gpu MaxTime=UNLIMITED
+h=$(submit --gpus=1 -t 60 --deadline=now+10minutes --wrap 'sleep 300')
+dead_line() {
+	scontrol -o show job "$h" | grep -q 'JobState=DEADLINE .*Reason=DeadLine '
+}
+check "job $h (-t 60, deadline in 10 min) ends in DEADLINE, Reason=DeadLine" \
+	wait_for 10 dead_line
+i=$(submit --gpus=1 -t 60 --time-min 5 --deadline=now+30minutes --wrap 'sleep 300')
+check "job $i (-t 60 --time-min 5, deadline in 30 min) starts" \
+	wait_state 20 "$i" RUNNING
+cut_to_deadline() {
+	scontrol -o show job "$i" | grep -qE 'TimeLimit=00:(29|30):00 '
+}
+check "job $i's limit is cut to end by its deadline: $(scontrol -o show job "$i" | grep -o 'TimeLimit=[^ ]*')" \
+	cut_to_deadline
 show_queue
 finish

@@ -10,6 +10,7 @@
  *   job_array_*     no arrays: the job file cannot make one
  *   job_limits_check  one partition, up, without limits
  *   license_job_test, acct_policy_*   no licences, no limits
+ *   deadline_ok     Slurm's rule: the limit must end by the deadline
  *   select_nodes    takes GPUs on the allowed nodes (not in exc_node_bitmap)
  *                   in index order, like a one-GRES cons_tres
  *   job_requeue     running -> pending, GPUs freed, begin time + 121 s
@@ -127,6 +128,23 @@ int job_limits_check(job_record_t **job_pptr, bool check_min_time)
 bool part_policy_job_runnable_state(job_record_t *job_ptr)
 {
 	return true;
+}
+
+/* Slurm's rule (job_scheduler.c): a job whose --time-min, or else time
+ * limit, cannot end by its deadline ends in state DEADLINE. */
+bool deadline_ok(job_record_t *job_ptr, char *func)
+{
+	uint32_t mins = job_ptr->time_min ? job_ptr->time_min
+					  : job_ptr->time_limit;
+
+	if (mins == NO_VAL || mins == INFINITE ||
+	    job_ptr->deadline >= emu_now + (time_t)mins * 60)
+		return true;
+	job_ptr->job_state = JOB_DEADLINE;
+	job_ptr->state_reason = FAIL_DEADLINE;
+	xfree(job_ptr->state_desc);
+	job_ptr->end_time = emu_now;
+	return false;
 }
 
 /* No licences, associations or QOS limits. */
@@ -493,6 +511,7 @@ int emu_cycle(emu_times_t *t)
 	slurm_cpu_ms = 0;
 	clock_gettime(CLOCK_MONOTONIC, &w);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
+	tidal_snapshot_deadlines(tidal_engine_admits_by_deadline());
 	/* lock */
 	tidal_snapshot_take(&snap);
 	_lap(&w, &c, &t->snapshot_ms, &t->hold_cpu_ms);

@@ -189,6 +189,21 @@ static void test_pending_start_size_and_min_growth(void **)
 	assert_int_equal(decision(p, 2).gpus, 8);
 }
 
+/* elastic-edf rejects infeasible deadlines itself (unless told not to),
+ * so sched/tidal leaves Slurm's deadline check to it; elastic-fifo does
+ * not. */
+static void test_admits_by_deadline(void **)
+{
+	Params none;
+	assert_true(ElasticBaseline("elastic-edf", true, none)
+			    .admits_by_deadline());
+	assert_false(ElasticBaseline("elastic-fifo", false, none)
+			     .admits_by_deadline());
+	Params off = Params::parse("elastic-edf.Reject=no", "test");
+	assert_false(ElasticBaseline("elastic-edf", true, off)
+			     .admits_by_deadline());
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -198,6 +213,7 @@ int main(void)
 		cmocka_unit_test(test_rejects_infeasible_deadline),
 		cmocka_unit_test(test_rejects_unknown_work),
 		cmocka_unit_test(test_pending_start_size_and_min_growth),
+		cmocka_unit_test(test_admits_by_deadline),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
