@@ -62,6 +62,10 @@ snapshot() {
 	(cd "$T/ckpt" && find . | grep -v "^\./$node/$j/" | sort)
 	grep -c "registered (" "$log"
 }
+# The plugin's view of the nodes is its last cycle's: wait for a cycle
+# that saw J running (a checkpoint can be recorded before it).
+j_on_node() { "$TIDALCTL" -o show nodes | grep "^NodeName=$node " | grep -q "Jobs=$j:1 "; }
+check "the plugin's view shows J on $node" wait_for 20 j_on_node
 before=$(snapshot)
 ctl_refusals() { grep -c "tidalctl port: refused" "$log"; }
 # refused NAME REPLY WANT LOG_BEFORE LOG_COUNT: REPLY says WANT and one
@@ -138,7 +142,8 @@ check "tidald local socket: nobody may still say hello" \
 sleep 2
 after=$(snapshot)
 check "nothing changed: policy, agents, checkpoint directories" \
-	test "$before" = "$after" || diff <(echo "$before") <(echo "$after") | head -20
+	test "$before" = "$after"
+[ "$before" = "$after" ] || diff <(echo "$before") <(echo "$after") | head -20
 forged() { grep -E "^ckpt $j .*(99999|/tmp/x)" "$T/state/tidal_state" || recorded | grep 99999; }
 check "J's recorded checkpoint is its own, not the forged ack's (step 99999, /tmp/x)" \
 	eval '[ -z "$(forged)" ]' 
