@@ -214,10 +214,10 @@ static void _note_start(job_record_t *job_ptr, int gpus, time_t now)
 	tidal_agent_note(job_ptr->job_id, (double)now, note);
 }
 
-/* Jobs whose start Slurm refused: tried again only after a wait that
- * doubles with each refusal (1, 2, 4 ... 64 s; 8 s at most for busy
- * nodes), so that a request Slurm cannot place is not retried unchanged
- * every cycle; the Reason says why it waits. */
+/* Jobs whose start Slurm refused for another reason than busy nodes:
+ * tried again only after a wait that doubles with each refusal (1, 2, 4
+ * ... 64 s), so that a request Slurm cannot place is not retried
+ * unchanged every cycle; the Reason says why it waits. */
 typedef struct {
 	uint32_t job;
 	int refusals;
@@ -250,9 +250,7 @@ static void _refusal(job_record_t *job_ptr, int rc, time_t now)
 		r->refusals = 0;
 	}
 	r->refusals++;
-	/* Busy nodes free themselves (a preempted job completing): a
-	 * shorter wait. */
-	wait = 1 << MIN(r->refusals - 1, rc == ESLURM_NODES_BUSY ? 3 : 6);
+	wait = 1 << MIN(r->refusals - 1, 6);
 	r->retry_at = now + wait;
 	snprintf(why, sizeof(why),
 		 "Slurm refused to start it (%s); tried %d time%s, again in %d s",
@@ -329,7 +327,10 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 	}
 	verbose("sched/tidal: %pJ: start failed: %s", job_ptr,
 		slurm_strerror(rc));
-	_refusal(job_ptr, rc, now);
+	/* Busy nodes free themselves within seconds (a preempted or
+	 * cancelled job completing): tried again the next cycle. */
+	if (rc != ESLURM_NODES_BUSY)
+		_refusal(job_ptr, rc, now);
 	return 0;
 }
 
