@@ -41,6 +41,14 @@ runnable() {
 
 now_ms() { date +%s%3N; }
 
+# machine_line: "CPU model, N cores, M GiB", for the tables' machine line.
+machine_line() {
+	local cpu
+	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+	echo "${cpu:-unknown CPU}, $(nproc) cores," \
+	     "$(awk '/^MemTotal:/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
+}
+
 # pct P: the P-th percentile (nearest rank) of the numbers on stdin.
 pct() { sort -g | awk -v p="$1" '{ v[NR] = $1 } END {
 	if (!NR) { print "?"; exit }

@@ -109,8 +109,7 @@ sleep 3
 {
 	echo
 	echo "== bench/ctl.sh: tidalctl latency, $BUILD"
-	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
-	echo "machine: ${cpu:-unknown CPU}, $(nproc) cores; $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "machine: $(machine_line); $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "load:    $AGENTS tidald heart-beating every 1 s ($(registered) registered)," \
 	     "$CLIENTS parallel clients x $CALLS calls of 'tidalctl show jobs'"
 	printf '  %-9s %5s %6s %5s   %-22s %s\n' phase idle calls fails "ms p50 / p99 / max" "heartbeats failed"

@@ -68,10 +68,7 @@ SINGLES=$((JOBS - ARRAYS * ARRAY_SIZE))
 JOB_ARGS=(-n1 -c1 --gpus=1 -t 5 -o /dev/null -e /dev/null)
 
 machine() {
-	local cpu
-	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
-	echo "machine: ${cpu:-unknown CPU}, $(nproc) cores," \
-	     "$(awk '/^MemTotal:/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
+	echo "machine: $(machine_line)"
 	echo "date:    $(date -u '+%Y-%m-%d %H:%M UTC'); Slurm $(slurmctld -V | awk '{print $2}')"
 	echo "cluster: loopback Slurm, 4 nodes x $GPUS_PER_NODE fake GPUs, 16 CPUs each"
 	echo "burst:   $JOBS jobs (1 GPU, 1 CPU, true): $ARRAYS arrays of" \

@@ -62,7 +62,7 @@ IFS=, read -r -a scheds <<<"$SCHEDULERS"
 for s in "${scheds[@]}"; do run_one "$s"; done
 echo
 echo "== bench/srun.sh: srun's time to start on free GPUs"
-echo "machine: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) cores; Slurm $(slurmctld -V | awk '{print $2}')"
+echo "machine: $(machine_line); Slurm $(slurmctld -V | awk '{print $2}')"
 printf '%-10s %5s %6s   %s\n' scheduler runs failed "ms to start p50 / p99 / max"
 cat "$RESULTS"
 rm -f "$RESULTS"
