@@ -109,21 +109,6 @@ bad:
 	return NULL;
 }
 
-/* As select_nodes() sets it when the job starts: a job without a limit,
- * or (with --time-min) over its partition's MaxTime, gets the partition's
- * DefaultTime, or else its MaxTime. */
-extern uint32_t tidal_fitted_limit(job_record_t *job_ptr)
-{
-	part_record_t *part = job_ptr->part_ptr;
-	uint32_t limit = job_ptr->time_limit;
-
-	if (part && job_ptr->limit_set.time != ADMIN_SET_LIMIT &&
-	    (limit == NO_VAL || limit > part->max_time))
-		limit = part->default_time != NO_VAL ? part->default_time
-						     : part->max_time;
-	return limit == INFINITE || limit == NO_VAL ? 0 : limit;
-}
-
 /* Start JOB_PTR on nodes in OK (NULL: anywhere).  RET SLURM_SUCCESS or an
  * ESLURM code.  A job with a --deadline starts with its limit cut to end
  * by it, as Slurm's scheduler starts it (tidal_deadline_limit). */

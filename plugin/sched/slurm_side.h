@@ -69,11 +69,6 @@ int tidal_plan_apply_reasons(const tidal_snap_t *snap,
 			     const tidal_plan_t *plan);
 /* Reasons left to write for PLAN (no lock needed: the cycle thread's). */
 int tidal_plan_reasons_left(const tidal_plan_t *plan);
-/* The time limit, in minutes, pending JOB_PTR will start with (job read
- * lock held): its own, or, without one or over its partition's MaxTime
- * (which --time-min allows), the partition's DefaultTime or MaxTime, as
- * select_nodes() fits it.  0 for none (INFINITE). */
-uint32_t tidal_fitted_limit(job_record_t *job_ptr);
 
 /* ---- resize.c: jobs in transit (requeued by Tidal, being resized) ---- */
 

@@ -402,22 +402,32 @@ extern void tidal_snapshot_deadlines(int policy_admits)
 	policy_admits_deadlines = policy_admits;
 }
 
-extern uint32_t tidal_deadline_limit(job_record_t *job_ptr, time_t now)
+/* The time limit, in minutes, pending JOB_PTR will start with, as
+ * select_nodes() sets it: its own, or, without one or over its
+ * partition's MaxTime (which --time-min allows), the partition's
+ * DefaultTime, or else its MaxTime.  0 for none (INFINITE). */
+static uint32_t _fitted_limit(job_record_t *job_ptr)
 {
 	part_record_t *part = job_ptr->part_ptr;
-	uint32_t limit = job_ptr->time_limit, until;
+	uint32_t limit = job_ptr->time_limit;
+
+	if (part && job_ptr->limit_set.time != ADMIN_SET_LIMIT &&
+	    (limit == NO_VAL || limit > part->max_time))
+		limit = part->default_time != NO_VAL ? part->default_time
+						     : part->max_time;
+	return limit == INFINITE || limit == NO_VAL ? 0 : limit;
+}
+
+extern uint32_t tidal_deadline_limit(job_record_t *job_ptr, time_t now)
+{
+	uint32_t limit, until;
 
 	if (policy_admits_deadlines || !job_ptr->deadline ||
 	    job_ptr->deadline == NO_VAL || job_ptr->deadline <= now)
 		return 0;
 	until = (uint32_t)((job_ptr->deadline - now) / 60);
-	if (limit == NO_VAL || limit == INFINITE)
-		limit = !part ? INFINITE
-			: part->default_time != NO_VAL &&
-					part->default_time != INFINITE
-				? part->default_time
-				: part->max_time;
-	return until > 0 ? MIN(limit, until) : 0;
+	limit = _fitted_limit(job_ptr); /* 0: none */
+	return until == 0 ? 0 : limit ? MIN(limit, until) : until;
 }
 
 /* A job array's pending record with tasks not yet split out of it (the
@@ -440,7 +450,7 @@ static bool _partition_ok(job_record_t *job_ptr, time_t now)
 	part_record_t *first = job_ptr->part_ptr;
 	/* A job with --time-min is held to its minimum, as under backfill:
 	 * select_nodes() cuts its limit to the partition's when it starts
-	 * (tidal_fitted_limit). */
+	 * (_fitted_limit). */
 	bool min_time = job_ptr->time_min != 0 && job_ptr->time_min != NO_VAL;
 	int reason = job_limits_check(&job_ptr, min_time);
 
@@ -604,7 +614,7 @@ static uint64_t _fingerprint(job_record_t *job_ptr, bool running)
 	h = _mix(h, (uintptr_t)job_ptr->name);
 	h = _mix(h, (uintptr_t)job_ptr->part_ptr);
 	h = _mix(h, job_ptr->time_limit);
-	if (!running && job_ptr->part_ptr) /* tidal_fitted_limit() */
+	if (!running && job_ptr->part_ptr) /* _fitted_limit() */
 		h = _mix(h, ((uint64_t)job_ptr->part_ptr->max_time << 32) |
 				    job_ptr->part_ptr->default_time);
 	h = _mix(h, ((uint64_t)det->min_nodes << 32) | det->num_tasks);
@@ -666,8 +676,8 @@ static void _copy_job(job_record_t *job_ptr, tidal_job_t *j, bool running)
 	j->deadline = (double)job_ptr->deadline;
 	if (job_ptr->time_limit != NO_VAL && job_ptr->time_limit != INFINITE)
 		j->time_limit = job_ptr->time_limit * 60.0;
-	if (!running) /* the limit it will start with (apply.c) */
-		j->time_limit = tidal_fitted_limit(job_ptr) * 60.0;
+	if (!running) /* the limit select_nodes() will give it */
+		j->time_limit = _fitted_limit(job_ptr) * 60.0;
 	tidal_job_options(job_ptr->spank_job_env, job_ptr->spank_job_env_size,
 			  j);
 	_job_request(job_ptr, j);
