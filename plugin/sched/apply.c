@@ -11,7 +11,9 @@
  *   Start    the job's nodes are restricted to the planned ones (through
  *            exc_node_bitmap, as Slurm's backfill does for reservations),
  *            then select_nodes() picks the cores and GPU indices there and
- *            launch_job() sends the batch script.
+ *            launch_job() sends the batch script.  If a reservation begins
+ *            on a planned node before the job's time limit would end, the
+ *            job goes to other nodes with room, or waits.
  *   Hold     Reason (state_desc) = "TidalHold: " + the policy's reason.
  *            An elastic job started at another size than it asked for
  *            first has its GPU request changed (resize.c).
@@ -39,6 +41,7 @@
 #include "src/common/xstring.h"
 #include "src/slurmctld/job_scheduler.h"
 #include "src/slurmctld/node_scheduler.h"
+#include "src/slurmctld/reservation.h"
 #include "src/slurmctld/slurmctld.h"
 #include "src/slurmctld/srun_comm.h"
 
@@ -257,6 +260,46 @@ static void _prune_refused(void)
 	n_refused = k;
 }
 
+/* The nodes JOB_PTR may hold from NOW to the end of its time limit as far
+ * as reservations go (job_test_resv, as Slurm's schedulers ask it); NULL
+ * if there is no reservation, or Slurm is to judge (an error). */
+static bitstr_t *_resv_usable(job_record_t *job_ptr, time_t now)
+{
+	bitstr_t *usable = NULL, *exc_core = NULL;
+	bool overlap = false;
+	time_t when = now;
+
+	if (!resv_list || !list_count(resv_list))
+		return NULL;
+	if (job_test_resv(job_ptr, &when, false, &usable, &exc_core, &overlap,
+			  false) != SLURM_SUCCESS)
+		FREE_NULL_BITMAP(usable);
+	FREE_NULL_BITMAP(exc_core);
+	return usable;
+}
+
+/* OK, the planned nodes, less the ones a reservation takes before the job
+ * would end: if any is taken, the nodes in USABLE with room for a share of
+ * NEED GPUs instead.  RET the nodes (OK or a new bitmap; OK is freed
+ * then), or NULL if none has room. */
+static bitstr_t *_outside_reservations(bitstr_t *ok, bitstr_t *usable,
+				       int need)
+{
+	node_record_t *node_ptr;
+
+	if (bit_super_set(ok, usable))
+		return ok;
+	FREE_NULL_BITMAP(ok);
+	ok = bit_alloc(node_record_count);
+	for (int i = 0; (node_ptr = next_node(&i)); i++)
+		if (bit_test(usable, node_ptr->index) &&
+		    _free_gpus(node_ptr) >= need)
+			bit_set(ok, node_ptr->index);
+	if (!bit_set_count(ok))
+		FREE_NULL_BITMAP(ok);
+	return ok;
+}
+
 static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 			job_record_t *job_ptr, time_t now)
 {
@@ -293,6 +336,19 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 		debug("sched/tidal: %pJ: planned GPUs are no longer free",
 		      job_ptr);
 		return 0;
+	}
+	if (ok) {
+		bitstr_t *usable = _resv_usable(job_ptr, now);
+		int need = sj && sj->gpus_per_node ? sj->gpus_per_node : 1;
+
+		if (usable)
+			ok = _outside_reservations(ok, usable, need);
+		FREE_NULL_BITMAP(usable);
+		if (!ok) {
+			_set_reason(job_ptr, TIDAL_HOLD_PREFIX,
+				    "a reservation begins on the planned nodes before its time limit would end, and no other node has room");
+			return 0;
+		}
 	}
 	rc = _start(job_ptr, ok);
 	if (rc != SLURM_SUCCESS && ok && rc != ESLURM_NODES_BUSY) {
@@ -594,6 +650,48 @@ extern int tidal_plan_apply_reasons(const tidal_snap_t *snap,
 	return _write_reasons(snap, plan, time(NULL));
 }
 
+static int _by_priority(const void *a, const void *b)
+{
+	const job_record_t *x = *(job_record_t *const *)a;
+	const job_record_t *y = *(job_record_t *const *)b;
+
+	if (x->priority != y->priority)
+		return x->priority > y->priority ? -1 : 1;
+	return x->job_id < y->job_id ? -1 : x->job_id > y->job_id;
+}
+
+/* The pending jobs in a reservation, highest priority first, each started
+ * where Slurm's node selection puts it in its reservation, as Slurm's own
+ * scheduler starts them; one that does not fit keeps the Reason
+ * select_nodes() gives it (Resources, Reservation, ...).  RET started. */
+static int _start_resv_jobs(time_t now)
+{
+	const uint32_t *ids;
+	int n = tidal_snapshot_resv_jobs(&ids), k = 0, started = 0;
+	job_record_t **jobs;
+
+	if (!n)
+		return 0;
+	jobs = xcalloc(n, sizeof(*jobs));
+	for (int i = 0; i < n; i++) {
+		job_record_t *job_ptr = find_job_record(ids[i]);
+		if (job_ptr && _still_pending(job_ptr, now) &&
+		    job_ptr->resv_name)
+			jobs[k++] = job_ptr;
+	}
+	qsort(jobs, k, sizeof(*jobs), _by_priority);
+	for (int i = 0; i < k; i++) {
+		int rc = _start(jobs[i], NULL);
+		if (rc == SLURM_SUCCESS)
+			started++;
+		else
+			debug("sched/tidal: %pJ in reservation %s waits: %s",
+			      jobs[i], jobs[i]->resv_name, slurm_strerror(rc));
+	}
+	xfree(jobs);
+	return started;
+}
+
 extern int tidal_plan_apply(const tidal_snap_t *snap, const tidal_plan_t *plan,
 			    const tidal_apply_conf_t *conf)
 {
@@ -625,6 +723,9 @@ extern int tidal_plan_apply(const tidal_snap_t *snap, const tidal_plan_t *plan,
 	tidal_resize_advance(conf, now);
 	tidal_revive_killed(now);
 	_prune_refused();
+	/* Reservations' own nodes are outside the plan: no start below
+	 * competes for them. */
+	started += _start_resv_jobs(now);
 	for (int k = 0; k < todo.n_act; k++) {
 		const tidal_decision_t *d = &plan->d[todo.act[k]];
 		job_record_t *job_ptr;

@@ -54,6 +54,10 @@ void tidal_snapshot_deadlines(int policy_admits);
  * Slurm's deadline rule, its limit cut to end by its --deadline; 0 to
  * leave it as it is (no deadline, or the policy admits by deadline). */
 uint32_t tidal_deadline_limit(job_record_t *job_ptr, time_t now);
+/* The pending jobs in a reservation that the last tidal_snapshot_take()
+ * found eligible and left out of the snapshot (Slurm places them): their
+ * ids in *IDS, valid until the next take.  RET how many. */
+int tidal_snapshot_resv_jobs(const uint32_t **ids);
 /* No lock held, after tidal_snapshot_take(): fill SNAP's arrays. */
 void tidal_snapshot_finish(tidal_snap_t *snap);
 /* The memo of the job at SNAP_INDEX of the latest snapshot, or NULL;

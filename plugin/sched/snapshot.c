@@ -10,6 +10,14 @@
  * the first tasks out into records of their own (ARRAY_WINDOW pending at
  * a time, within the array's %N limit), and the engine sees each as a job.
  *
+ * Advanced reservations are Slurm's: a job that asks for one (--reservation)
+ * is left out of the snapshot and started by Slurm's own node selection
+ * (tidal_snapshot_resv_jobs, apply.c), and a node in a whole-node
+ * reservation under way has no free GPUs for the engine.  A job that a
+ * reservation beginning later keeps off some nodes (it would still run
+ * when the reservation begins) is given to the engine only while the
+ * other nodes have room for it, and apply.c starts it there.
+ *
  * GPU counts come from the gres lists (per node: gres_cnt_avail and
  * gres_cnt_alloc; per job: gres_list_req / gres_list_alloc), never from the
  * TRES strings, which carry no GPU counts without slurmdbd.  GPUs allocated
@@ -56,6 +64,7 @@
 #include "src/slurmctld/acct_policy.h"
 #include "src/slurmctld/job_scheduler.h"
 #include "src/slurmctld/licenses.h"
+#include "src/slurmctld/reservation.h"
 #include "src/slurmctld/slurmctld.h"
 
 #include "plugin/common/options.h"
@@ -156,6 +165,7 @@ typedef struct {
 	uint64_t mem_mb;
 	int switch_id;
 	int slurm_index, gpus_total, gpus_alloc, up;
+	int reserved; /* in a whole-node reservation under way */
 } node_copy_t;
 
 static node_copy_t *ncopies;
@@ -295,7 +305,37 @@ static bool _take_switches(void)
 	return true;
 }
 
-static void _take_nodes(void)
+/* Nodes in a whole-node reservation under way at NOW: the jobs outside it
+ * cannot have them, and the jobs in it are Slurm's to place.  NULL if
+ * there is none. */
+static bitstr_t *_reserved_now(time_t now)
+{
+	bitstr_t *reserved = NULL;
+	slurmctld_resv_t *resv_ptr;
+	ListIterator it;
+
+	if (!resv_list || !list_count(resv_list))
+		return NULL;
+	it = list_iterator_create(resv_list);
+	while ((resv_ptr = list_next(it))) {
+		if (!resv_ptr->node_bitmap || resv_ptr->start_time > now ||
+		    resv_ptr->end_time <= now ||
+		    !(resv_ptr->ctld_flags & RESV_CTLD_FULL_NODE))
+			continue;
+		if (!reserved)
+			reserved = bit_alloc(node_record_count);
+		bit_or(reserved, resv_ptr->node_bitmap);
+	}
+	list_iterator_destroy(it);
+	return reserved;
+}
+
+/* Nodes in a whole-node reservation under way, as of this take; NULL if
+ * none.  any_resv: resv_list has a reservation with nodes. */
+static bitstr_t *reserved;
+static bool any_resv;
+
+static void _take_nodes(time_t now)
 {
 	bool all = _take_switches();
 	node_record_t *node_ptr;
@@ -326,6 +366,7 @@ static void _take_nodes(void)
 		n->gpus_total = count[0];
 		n->gpus_alloc = count[1];
 		n->up = _node_up(node_ptr);
+		n->reserved = reserved && bit_test(reserved, node_ptr->index);
 	}
 	n_ncopies = k;
 	node_count_seen = node_record_count;
@@ -480,6 +521,66 @@ static bool _partition_ok(job_record_t *job_ptr, time_t now)
 	return reason == WAIT_NO_REASON;
 }
 
+/* Whether JOB_PTR (in no reservation) fits now on the nodes that no
+ * reservation takes before its time limit would end (job_test_resv).
+ * True also when reservations keep it off no node but those reserved now
+ * (the engine sees no free GPU there), or when Slurm is to judge. */
+static bool _room_outside_resv(job_record_t *job_ptr, time_t now)
+{
+	bitstr_t *usable = NULL, *exc_core = NULL;
+	bool overlap = false, room;
+	time_t when = now;
+	tidal_job_t req = { 0 };
+	node_record_t *node_ptr;
+	int nodes_with_room = 0, free_total = 0;
+
+	_job_request(job_ptr, &req);
+	if (req.gpus <= 0)
+		return true; /* placed by Slurm in any case */
+	if (job_test_resv(job_ptr, &when, false, &usable, &exc_core, &overlap,
+			  false) != SLURM_SUCCESS || !usable) {
+		FREE_NULL_BITMAP(usable);
+		FREE_NULL_BITMAP(exc_core);
+		return true;
+	}
+	FREE_NULL_BITMAP(exc_core);
+	if (reserved)
+		bit_or(usable, reserved);
+	if (bit_set_count(usable) == node_record_count) {
+		FREE_NULL_BITMAP(usable);
+		return true;
+	}
+	if (reserved)
+		bit_and_not(usable, reserved);
+	for (int i = 0; (node_ptr = next_node(&i)); i++) {
+		int count[2] = { 0, 0 }, free_gpus;
+
+		if (!bit_test(usable, node_ptr->index) || !_node_up(node_ptr) ||
+		    !node_ptr->gres_list)
+			continue;
+		list_for_each_ro(node_ptr->gres_list, _add_gpus, count);
+		free_gpus = count[0] - count[1];
+		free_total += MAX(free_gpus, 0);
+		if (free_gpus >= MAX(req.gpus_per_node, 1))
+			nodes_with_room++;
+	}
+	FREE_NULL_BITMAP(usable);
+	room = req.gpus_per_node ? nodes_with_room >= req.min_nodes
+				 : free_total >= req.gpus;
+	if (!room) {
+		static const char why[] = TIDAL_HOLD_PREFIX
+			"a reservation begins on the free nodes before its time limit would end";
+		if (job_ptr->state_reason != WAIT_RESOURCES ||
+		    xstrcmp(job_ptr->state_desc, why)) {
+			job_ptr->state_reason = WAIT_RESOURCES;
+			xfree(job_ptr->state_desc);
+			job_ptr->state_desc = xstrdup(why);
+			last_job_update = now;
+		}
+	}
+	return room;
+}
+
 /* Pending jobs that Slurm itself would consider now, array records with
  * tasks to split included. */
 static bool _eligible_any(job_record_t *job_ptr, time_t now)
@@ -519,6 +620,9 @@ static bool _eligible_any(job_record_t *job_ptr, time_t now)
 	/* An array's %N: sets Reason=JobArrayTaskLimit when it is reached. */
 	if ((job_ptr->array_task_id != NO_VAL || job_ptr->array_recs) &&
 	    !job_array_start_test(job_ptr))
+		return false;
+	if (any_resv && !job_ptr->resv_name &&
+	    !_room_outside_resv(job_ptr, now))
 		return false;
 	return true;
 }
@@ -757,6 +861,27 @@ static bool _walk_known(void)
 	return n_walk == count;
 }
 
+/* Pending jobs in a reservation that the last take found eligible, in
+ * job_list's order (the order Slurm's own scheduler tries them in when
+ * priorities are equal; apply.c sorts by priority). */
+static uint32_t *resv_jobs;
+static int n_resv_jobs, cap_resv_jobs;
+
+static void _resv_job_add(uint32_t id)
+{
+	if (n_resv_jobs == cap_resv_jobs) {
+		cap_resv_jobs = cap_resv_jobs ? 2 * cap_resv_jobs : 16;
+		xrecalloc(resv_jobs, cap_resv_jobs, sizeof(*resv_jobs));
+	}
+	resv_jobs[n_resv_jobs++] = id;
+}
+
+extern int tidal_snapshot_resv_jobs(const uint32_t **ids)
+{
+	*ids = resv_jobs;
+	return n_resv_jobs;
+}
+
 extern void tidal_snapshot_take(tidal_snap_t *snap)
 {
 	time_t now = time(NULL);
@@ -764,7 +889,11 @@ extern void tidal_snapshot_take(tidal_snap_t *snap)
 	memset(snap, 0, sizeof(*snap));
 	snap->now = (double)now;
 	cycle++;
-	_take_nodes();
+	FREE_NULL_BITMAP(reserved);
+	reserved = _reserved_now(now);
+	any_resv = resv_list && list_count(resv_list) > 0;
+	_take_nodes(now);
+	n_resv_jobs = 0;
 
 	/* Gathered first: job_independent() may look at job_list, so not
 	 * from inside the list's own lock. */
@@ -807,6 +936,11 @@ extern void tidal_snapshot_take(tidal_snap_t *snap)
 		}
 		if (!running && !_eligible(job_ptr, now))
 			continue;
+		if (job_ptr->resv_name) { /* Slurm's to place: apply.c */
+			if (!running)
+				_resv_job_add(job_ptr->job_id);
+			continue;
+		}
 		fp = _fingerprint(job_ptr, running);
 		/* job_list keeps its order, and so do the copies. */
 		if (++c >= n_copies || copies[c].id != job_ptr->job_id)
@@ -842,8 +976,9 @@ extern void tidal_snapshot_finish(tidal_snap_t *snap)
 		n->name = c->name;
 		n->slurm_index = c->slurm_index;
 		n->gpus_total = c->gpus_total;
-		/* Made usable again below for GPUs of jobs in the snapshot. */
-		n->gpus = c->gpus_total - c->gpus_alloc;
+		/* Made usable again below for GPUs of jobs in the snapshot;
+		 * a reserved node's free GPUs are the reservation's. */
+		n->gpus = c->reserved ? 0 : c->gpus_total - c->gpus_alloc;
 		n->cpus = c->cpus;
 		n->mem_mb = (double)c->mem_mb;
 		n->switch_id = c->switch_id;

@@ -10,6 +10,7 @@
  *   job_array_*     no arrays: the job file cannot make one
  *   job_limits_check  one partition, up, without limits
  *   license_job_test, acct_policy_*   no licences, no limits
+ *   resv_list, job_test_resv   no reservations
  *   deadline_ok     Slurm's rule: the limit must end by the deadline
  *   select_nodes    takes GPUs on the allowed nodes (not in exc_node_bitmap)
  *                   in index order, like a one-GRES cons_tres
@@ -71,6 +72,7 @@
 #include "src/common/xstring.h"
 #include "src/slurmctld/acct_policy.h"
 #include "src/slurmctld/job_scheduler.h"
+#include "src/slurmctld/reservation.h"
 #include "src/slurmctld/licenses.h"
 #include "src/slurmctld/node_scheduler.h"
 #include "src/slurmctld/slurmctld.h"
@@ -145,6 +147,18 @@ bool deadline_ok(job_record_t *job_ptr, char *func)
 	xfree(job_ptr->state_desc);
 	job_ptr->end_time = emu_now;
 	return false;
+}
+
+/* No reservations: resv_list stays NULL. */
+List resv_list;
+
+int job_test_resv(job_record_t *job_ptr, time_t *when, bool move_time,
+		  bitstr_t **node_bitmap, bitstr_t **exc_core_bitmap,
+		  bool *resv_overlap, bool reboot)
+{
+	*node_bitmap = NULL;
+	*resv_overlap = false;
+	return SLURM_SUCCESS;
 }
 
 /* No licences, associations or QOS limits. */
