@@ -66,8 +66,16 @@ ibsim -s -n "$NET" </dev/null >"$tmp/ibsim.log" 2>&1 &
 sim=$!
 trap 'kill $sim 2>/dev/null; wait $sim 2>/dev/null; rm -rf "$tmp"' EXIT
 
+# An ASan build (make SAN=1) needs its runtime first in the preload list,
+# and a suppression for libumad2sim's own overread (tests/asan.supp).
+preload=$umad2sim
+asan=$(ldd "$TOPO" 2>/dev/null | awk '/libasan\.so/ {print $3; exit}')
+if [ -n "$asan" ]; then
+	preload="$asan $umad2sim"
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}suppressions=$PWD/tests/asan.supp"
+fi
 discover() {
-	LD_PRELOAD=$umad2sim timeout 20 "$TOPO" --fabric --timeout-ms 200 "$@"
+	LD_PRELOAD=$preload timeout 20 "$TOPO" --fabric --timeout-ms 200 "$@"
 }
 json=
 for _ in 1 2 3 4 5 6 7 8 9 10; do
