@@ -51,8 +51,9 @@ typedef struct {
  * not, the snapshot applies Slurm's deadline check (deadline_ok). */
 void tidal_snapshot_deadlines(int policy_admits);
 /* Job locks held: the time limit (minutes) to start JOB_PTR with under
- * Slurm's deadline rule, its limit cut to end by its --deadline; 0 to
- * leave it as it is (no deadline, or the policy admits by deadline). */
+ * Slurm's deadline rule, its limit cut to end by its --deadline (under
+ * every policy: one that admits jobs by their deadlines plans them to end
+ * by it); 0 to leave it as it is (no deadline). */
 uint32_t tidal_deadline_limit(job_record_t *job_ptr, time_t now);
 /* The pending jobs in a reservation that the last tidal_snapshot_take()
  * found eligible and left out of the snapshot (Slurm places them): their

@@ -463,8 +463,8 @@ extern uint32_t tidal_deadline_limit(job_record_t *job_ptr, time_t now)
 {
 	uint32_t limit, until;
 
-	if (policy_admits_deadlines || !job_ptr->deadline ||
-	    job_ptr->deadline == NO_VAL || job_ptr->deadline <= now)
+	if (!job_ptr->deadline || job_ptr->deadline == NO_VAL ||
+	    job_ptr->deadline <= now)
 		return 0;
 	until = (uint32_t)((job_ptr->deadline - now) / 60);
 	limit = _fitted_limit(job_ptr); /* 0: none */
@@ -591,8 +591,8 @@ static bool _eligible_any(job_record_t *job_ptr, time_t now)
 		return false;
 	if (job_ptr->details->begin_time > now) /* Tidal's requeue delay? */
 		tidal_fix_requeue_delay(job_ptr, now);
-	if (job_ptr->details->begin_time > now)
-		return false;
+	/* Dependencies, --begin (Reason BeginTime), a reservation not yet
+	 * begun (Reason Reservation), as Slurm's schedulers ask. */
 	if (!job_independent(job_ptr))
 		return false;
 	if (!_partition_ok(job_ptr, now))

@@ -13,9 +13,13 @@
 #   -p spare,gpu, spare DOWN  runs in gpu
 #   -L fluent:1 while another job holds both fluent licences
 #                             waits, Reason=Licenses; runs once they are back
+#   --begin=now+30            waits, Reason=BeginTime; so does salloc with
+#                             --deadline on a busy node (Slurm's test15.37)
 #   -t 60, deadline in 10 min ends in DEADLINE, Reason=DeadLine
 #   -t 60 --time-min 5, deadline in 30 min
 #                             runs with its limit cut to 30 min
+#   the same without GPUs under elastic-edf (it admits by deadline):
+#                             limit cut too
 #
 # GPL-2.0-or-later.
 . "$(dirname "$0")/lib.sh"
@@ -30,6 +34,22 @@ waits_with() {
 	sleep 3
 	is_state "$1" PENDING && reason_has "$1" "$2"
 }
+
+k=$(submit --gpus=1 -t 5 --begin=now+30 --wrap 'sleep 300')
+check "job $k (--begin=now+30) waits, Reason=BeginTime: $(job_reason "$k")" \
+	wait_for 10 waits_with "$k" BeginTime
+# An interactive one with a deadline on a busy node (Slurm gives it
+# Reason=Resources at submission), as Slurm's test15.37 does.
+blk=$(submit -w n1 --exclusive -t 5 --wrap 'sleep 300')
+wait_state 20 "$blk" RUNNING
+salloc -J begin-salloc -w n1 --begin=now+30 --deadline=now+120 --time-min=1 \
+	sleep 300 </dev/null >/dev/null 2>&1 &
+sleep 2
+l=$(squeue -h -n begin-salloc -o %i)
+check "salloc job ${l:-?} (-w busy node, --begin=now+30, --deadline) waits, Reason=BeginTime: $(job_reason "$l")" \
+	wait_for 10 waits_with "$l" BeginTime
+scancel "$k" "$l" "$blk"
+wait_for 20 no_jobs_active
 
 part gpu State=DOWN
 a=$(submit -p gpu --gpus=1 -t 5 --wrap 'sleep 300')
@@ -93,5 +113,18 @@ cut_to_deadline() {
 }
 check "job $i's limit is cut to end by its deadline: $(scontrol -o show job "$i" | grep -o 'TimeLimit=[^ ]*')" \
 	cut_to_deadline
+# Under a policy that admits jobs by their deadlines (elastic-edf), a job
+# it does not plan (no GPUs, placed by Slurm) still starts with its limit
+# cut to end by its deadline, as Slurm's test1.103 asks.
+set_tidal_conf "Policy=elastic-edf
+CycleInterval=1"
+m=$(submit -t 120 --time-min 1 --deadline=now+1hour --wrap 'sleep 300')
+check "elastic-edf: job $m (no GPUs, -t 120 --time-min 1, deadline in 1 h) starts" \
+	wait_state 20 "$m" RUNNING
+cut_to_hour() {
+	scontrol -o show job "$m" | grep -qE 'TimeLimit=(00:59|01:00):00 '
+}
+check "elastic-edf: job $m's limit is cut to end by its deadline: $(scontrol -o show job "$m" | grep -o 'TimeLimit=[^ ]*')" \
+	cut_to_hour
 show_queue
 finish
