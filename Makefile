@@ -6,8 +6,11 @@
 # runs ./configure, which writes config.mk.
 #
 #   make            build everything the machine can build
-#   make check      every test tier (check-emu check-cluster check-node
-#                   check-unit check-fuzz check-sim)
+#   make check      every test tier (check-emu check-cluster
+#                   check-slurm-quick check-node check-unit check-fuzz
+#                   check-sim)
+#   make check-slurm  Slurm's own regression tests under sched/backfill and
+#                   sched/tidal (tests/slurm/run.sh)
 #   make bench      benchmarks, printed as tables
 #   make demo       the main job: see README.md
 #   make install    DESTDIR-aware install
@@ -176,4 +179,4 @@ distclean: clean
 	rm -rf config.mk config.status config.log configure autom4te.cache
 
 help:
-	@sed -n '3,16p' Makefile
+	@sed -n '3,19p' Makefile

@@ -34,6 +34,7 @@ readonly PACKAGES=(
 	time                                   # /usr/bin/time for make bench
 	python3                                # tests' wire clients (JSON over sockets)
 	groff-base                             # man pages checked for warnings
+	expect                                 # Slurm's own regression suite (make check-slurm)
 )
 
 # What Slurm's own ./configure needs with Debian's flags (see debian/rules of

@@ -7,6 +7,9 @@
 #   check-emu      the plugin over stubbed slurmctld symbols (tests/emu)
 #   check-cluster  real slurmctld + slurmd + munge on loopback
 #   check-node     tidal-train, tidal-launch, tidald (tests/node)
+#   check-slurm-quick  a part of Slurm's own regression suite under
+#                  sched/backfill and sched/tidal (tests/slurm/quick.list);
+#                  make check-slurm runs all of tests/slurm/tests.list
 
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.cc))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.cc=$(BUILD)/tests/%)
@@ -30,8 +33,8 @@ include tests/fuzz/fuzz.mk
 # Build everything the tiers need in parallel first; the tiers then run one
 # after another so their output stays readable.
 # Every tier runs even after one fails; check fails at the end, naming them.
-CHECK_TIERS := check-emu check-cluster check-node check-unit check-fuzz \
-	check-sim
+CHECK_TIERS := check-emu check-cluster check-slurm-quick check-node \
+	check-unit check-fuzz check-sim
 check: check-build
 	@failed=; for t in $(CHECK_TIERS); do \
 		$(MAKE) --no-print-directory $$t || failed="$$failed $$t"; \
@@ -57,5 +60,6 @@ check-sim: $(BUILD)/tidal-sim
 check-emu check-cluster: check-%:
 	@BUILD=$(BUILD) tests/run-scripts.sh check-$* tests/$*/test_*.sh
 include tests/cluster/cluster.mk
+include tests/slurm/slurm.mk
 include tests/emu/emu.mk
 include tests/node/node.mk

@@ -8,7 +8,7 @@
 #              (SCHED_TYPE and SCHED_PARAMS - a whole SchedulerParameters=
 #              line, or empty for none - replace them: bench/load.sh runs
 #              sched/builtin; EXTRA_SLURM_CONF adds lines; MIN_JOB_AGE
-#              replaces MinJobAge=600)
+#              replaces MinJobAge=600; MPI_PARAMS replaces MpiParams)
 #   slurmd x4  n1..n4 (slurmd -N), own ports, 8 fake GPUs each: character
 #              devices made with mknod (major 195, like /dev/nvidiaN)
 #
@@ -105,7 +105,9 @@ SlurmctldHost=$host(127.0.0.1)
 SlurmctldPort=$PORT_CTL
 # Ports Slurm reserves per step (tidal-launch's store): one range per
 # cluster, derived from its base port, so concurrent test clusters differ.
-MpiParams=ports=$((10000 + (PORT_CTL - 20000) / 10 * 8))-$((10007 + (PORT_CTL - 20000) / 10 * 8))
+# MPI_PARAMS replaces the line (empty: none; Slurm's regression suite runs
+# steps of more tasks than 8 ports allow).
+${MPI_PARAMS-MpiParams=ports=$((10000 + (PORT_CTL - 20000) / 10 * 8))-$((10007 + (PORT_CTL - 20000) / 10 * 8))}
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge

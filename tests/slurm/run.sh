@@ -1,0 +1,289 @@
+#!/usr/bin/env bash
+# tests/slurm/run.sh - Slurm's own regression tests under sched/backfill and
+# under sched/tidal, side by side.
+#
+# Runs the expect tests listed in a list file (default tests/slurm/tests.list)
+# from the testsuite of the very Slurm source the plugin is built against
+# (SLURM_SRC in config.mk, testsuite/expect), on the loopback cluster of
+# tests/cluster/lib.sh: once per scheduler, each on a fresh cluster.  A
+# scheduler is "backfill" (sched/backfill, Slurm's default) or a Tidal policy
+# name (sched/tidal with Policy=NAME, CycleInterval=1).  Prints one table,
+# a row per test and a column per scheduler, then every difference from
+# backfill: a test that passes under backfill and not under a policy.
+#
+# A difference that Tidal makes on purpose is listed in tests/slurm/
+# deliberate.list (TEST POLICY|* WHY); it is printed with its reason and
+# does not fail the run.  Every other difference fails it.
+#
+# Between tests every job is cancelled, reservations are deleted and nodes
+# and the partition are set back up, so that one test's leftovers cannot
+# fail the next.  Each scheduler's results go to LOGS/SCHED.results (TEST
+# STATUS SECONDS) and each test's output to LOGS/SCHED/TEST.log; the table
+# covers every scheduler with results in LOGS, so that runs of different
+# schedulers (one per machine, or two at once) can share one LOGS and be
+# reported together.
+#
+# Usage: tests/slurm/run.sh [--list FILE] [--sched NAME[,NAME...]]
+#                           [--timeout SECONDS] [--logs DIR] [--report]
+#   --list     the tests to run, one name per line (# starts a comment);
+#              default tests/slurm/tests.list
+#   --sched    the schedulers to run, default backfill,fifo,tiresias,
+#              elastic-edf; backfill, the reference, runs first
+#   --timeout  per test, default 600 (test3.8 waits out Slurm's 2-minute
+#              requeue delay twice)
+#   --logs     keep results and output here (default: a temporary
+#              directory, removed unless a difference was found)
+#   --report   run nothing: print the table of what LOGS holds
+# Exit status: 0 no difference that is not deliberate; 1 there is one, or
+# backfill's results are missing; 2 bad usage.  Skips (exit 0) without
+# root, Slurm, expect or the plugin.
+#
+# GPL-2.0-or-later.
+
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+PROG=tests/slurm/run.sh
+
+list=$here/tests.list
+scheds=backfill,fifo,tiresias,elastic-edf
+per_test=600
+logs=
+report_only=0
+
+usage() {
+	echo "usage: $PROG [--list FILE] [--sched NAME[,NAME...]] [--timeout SECONDS] [--logs DIR] [--report]" >&2
+	exit 2
+}
+bad() { echo "$PROG: $*" >&2; exit 2; }
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--list) [ $# -ge 2 ] || usage; list=$2; shift 2 ;;
+	--sched) [ $# -ge 2 ] || usage; scheds=$2; shift 2 ;;
+	--timeout) [ $# -ge 2 ] || usage; per_test=$2; shift 2 ;;
+	--logs) [ $# -ge 2 ] || usage; logs=$2; shift 2 ;;
+	--report) report_only=1; shift ;;
+	-h | --help) sed -n '2,/^# GPL/p' "$0" | sed -e 's/^# \{0,1\}//' -e '$d'; exit 0 ;;
+	*) bad "unknown argument '$1' (known: --list, --sched, --timeout, --logs, --report)" ;;
+	esac
+done
+[ -r "$list" ] || bad "--list $list: cannot read it"
+[[ $per_test =~ ^[1-9][0-9]*$ ]] ||
+	bad "--timeout $per_test: must be a whole number of seconds, at least 1"
+
+# The reference first; then the policies in the order given.
+IFS=, read -r -a asked <<<"$scheds"
+run_scheds=()
+for s in backfill "${asked[@]}"; do
+	[ -n "$s" ] || continue
+	[[ $s =~ ^[a-z][a-z0-9-]*$ ]] ||
+		bad "--sched '$s': a scheduler is backfill or a Tidal policy name (fifo, tiresias, elastic-edf, ...)"
+	[ "$s" = backfill ] && [[ ",$scheds," != *,backfill,* ]] && continue
+	[[ " ${run_scheds[*]} " == *" $s "* ]] || run_scheds+=("$s")
+done
+[ ${#run_scheds[@]} -gt 0 ] || [ "$report_only" = 1 ] || bad "--sched '$scheds' names no scheduler"
+[ "$report_only" = 0 ] || [ -n "$logs" ] || bad "--report needs --logs DIR"
+
+mapfile -t tests < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$list" | grep -v '^$' | awk '{print $1}')
+[ ${#tests[@]} -gt 0 ] || bad "--list $list: names no test"
+
+cd "$root" || exit 2
+BUILD=${BUILD:-build}
+MPI_PARAMS=  # none: the suite runs steps of many tasks
+SLURM_SRC=${SLURM_SRC:-$(sed -n 's/^SLURM_SRC = //p' config.mk 2>/dev/null)}
+suite=$SLURM_SRC/testsuite/expect
+
+TEST_NAME=slurm-suite
+# shellcheck source=../cluster/lib.sh
+. tests/cluster/lib.sh
+TEST_NAME=slurm-suite
+
+why=
+if [ "$report_only" = 0 ]; then
+	command -v expect >/dev/null || why="expect not installed (make deps)"
+	[ -n "$SLURM_SRC" ] && [ -f "$suite/globals" ] ||
+		why="no Slurm regression suite at '$suite' (SLURM_SRC in config.mk)"
+fi
+if [ -n "$why" ]; then
+	echo "$TEST_NAME: skipped: $why"
+	echo "$TEST_NAME: 0 passed, 0 failed"
+	exit 0
+fi
+[ "$report_only" = 1 ] || for t in "${tests[@]}"; do
+	[ -f "$suite/$t" ] || bad "--list $list: '$t' is not a test of $suite"
+done
+
+keep_logs=1
+if [ -z "$logs" ]; then
+	logs=$(mktemp -d /tmp/tidal-slurm-suite.XXXXXX)
+	keep_logs=0
+fi
+mkdir -p "$logs" || bad "--logs $logs: cannot create it"
+logs=$(cd "$logs" && pwd)
+
+# One scheduler's cluster up, with the suite copied beside it (the tests
+# write their scratch files into their own directory).
+suite_cluster_up() {
+	local sched=$1
+	if [ "$sched" = backfill ]; then
+		SCHED_TYPE=sched/backfill SCHED_PARAMS= cluster_up "Policy=fifo"
+	else
+		SCHED_TYPE=sched/tidal cluster_up "Policy=$sched
+CycleInterval=1"
+	fi
+	cp -r "$suite" "$T/expect"
+	cat >"$T/testsuite.conf" <<CONF
+SlurmSourceDir=$SLURM_SRC
+SlurmBuildDir=$SLURM_SRC
+SlurmInstallDir=/usr
+SlurmConfigDir=$T/etc
+CONF
+	export SLURM_TESTSUITE_CONF=$T/testsuite.conf
+}
+
+# What a test may have left behind: jobs, reservations, drained nodes.
+tidy_cluster() {
+	local r
+	scancel --full $(squeue -h -o %i 2>/dev/null) 2>/dev/null
+	wait_for 30 no_jobs_active
+	for r in $(scontrol -o show reservation 2>/dev/null | sed -n 's/^ReservationName=\([^ ]*\).*/\1/p'); do
+		scontrol delete ReservationName="$r" >/dev/null 2>&1
+	done
+	scontrol update NodeName=n[1-4] State=RESUME >/dev/null 2>&1
+	scontrol update PartitionName=gpu State=UP >/dev/null 2>&1
+	wait_for 30 nodes_idle
+}
+
+# run_one SCHED TEST: prints "pass|fail|skip|timeout SECONDS".
+run_one() {
+	local sched=$1 t=$2 out rc start secs status
+	out=$logs/$sched/$t.log
+	start=$(date +%s)
+	(cd "$T/expect" && timeout -k 10 "$per_test" expect "$t") </dev/null >"$out" 2>&1
+	rc=$?
+	secs=$(($(date +%s) - start))
+	case $rc in
+	0) status=pass ;;
+	255) status=skip ;;
+	124 | 137) status=timeout ;;
+	*) status=fail ;;
+	esac
+	echo "$status $secs"
+}
+
+[ "$report_only" = 1 ] || for sched in "${run_scheds[@]}"; do
+	mkdir -p "$logs/$sched"
+	: >"$logs/$sched.results"
+	FAILED=0 PASSED=0
+	suite_cluster_up "$sched"
+	echo "$TEST_NAME: $sched: ${#tests[@]} tests (output in $logs/$sched)"
+	started=$(date +%s)
+	i=0
+	for t in "${tests[@]}"; do
+		i=$((i + 1))
+		read -r st s < <(run_one "$sched" "$t")
+		echo "$t $st $s" >>"$logs/$sched.results"
+		printf '%s: %s: [%d/%d] %-10s %-7s %4d s\n' "$TEST_NAME" "$sched" \
+			"$i" "${#tests[@]}" "$t" "$st" "$s"
+		tidy_cluster
+	done
+	echo "total - $(($(date +%s) - started))" >>"$logs/$sched.results"
+	# Keep slurmctld's log beside the tests' for a look afterwards.
+	cp "$T/log/slurmctld.log" "$logs/$sched/slurmctld.log" 2>/dev/null
+	cluster_down
+done
+
+# Every scheduler with results in LOGS: backfill first, then those run
+# now in their order, then any others.
+columns=()
+[ -f "$logs/backfill.results" ] && columns+=(backfill)
+for s in "${run_scheds[@]}" $(cd "$logs" && ls -- *.results 2>/dev/null | sed 's/\.results$//'); do
+	[ -f "$logs/$s.results" ] || continue
+	[[ " ${columns[*]} " == *" $s "* ]] || columns+=("$s")
+done
+declare -A result secs_of
+for s in "${columns[@]}"; do
+	while read -r t st secs; do
+		if [ "$t" = total ]; then secs_of[$s]=$secs; continue; fi
+		result[$s,$t]=$st
+		secs_of[$s,$t]=$secs
+	done <"$logs/$s.results"
+done
+
+# ---- the table
+deliberate_why() { # deliberate_why TEST SCHED: prints the reason, if listed
+	[ -r "$here/deliberate.list" ] || return 1
+	awk -v t="$1" -v s="$2" '
+		/^[[:space:]]*(#|$)/ { next }
+		$1 == t && ($2 == s || $2 == "*") {
+			$1 = ""; $2 = ""; sub(/^[[:space:]]+/, ""); print; found = 1; exit
+		}
+		END { exit !found }' "$here/deliberate.list"
+}
+
+echo
+printf '%-12s' test
+for s in "${columns[@]}"; do printf ' %-12s' "$s"; done
+echo
+for t in "${tests[@]}"; do
+	printf '%-12s' "$t"
+	for s in "${columns[@]}"; do
+		if [ -n "${result[$s,$t]:-}" ]; then
+			printf ' %-12s' "${result[$s,$t]} ${secs_of[$s,$t]}s"
+		else
+			printf ' %-12s' -
+		fi
+	done
+	echo
+done
+echo
+printf '%-12s' totals
+for s in "${columns[@]}"; do printf ' %-12s' "${secs_of[$s]:-?} s"; done
+echo
+for st in pass fail skip timeout; do
+	printf '%-12s' "$st"
+	for s in "${columns[@]}"; do
+		n=0
+		for t in "${tests[@]}"; do [ "${result[$s,$t]:-}" = "$st" ] && n=$((n + 1)); done
+		printf ' %-12s' "$n"
+	done
+	echo
+done
+
+echo
+if [ "${columns[0]:-}" != backfill ]; then
+	echo "$TEST_NAME: no backfill results in $logs: nothing to compare with"
+	exit 1
+fi
+echo "differences from backfill:"
+undeliberate=0 deliberate=0 better=0
+for s in "${columns[@]:1}"; do
+	for t in "${tests[@]}"; do
+		b=${result[backfill,$t]:-} r=${result[$s,$t]:-}
+		[ -n "$r" ] || r=missing
+		[ "$b" = "$r" ] && continue
+		if [ "$b" != pass ]; then
+			[ "$r" = pass ] && better=$((better + 1))
+			echo "  $t $s: $r (backfill: $b)"
+			continue
+		fi
+		if why=$(deliberate_why "$t" "$s"); then
+			deliberate=$((deliberate + 1))
+			echo "  $t $s: $r, deliberate: $why"
+		else
+			undeliberate=$((undeliberate + 1))
+			echo "  $t $s: $r, backfill passes it: $logs/$s/$t.log"
+		fi
+	done
+done
+[ $((undeliberate + deliberate + better)) -gt 0 ] || echo "  none"
+echo "$TEST_NAME: ${#tests[@]} tests x ${#columns[@]} schedulers;" \
+	"$undeliberate differences not deliberate, $deliberate deliberate"
+if [ "$undeliberate" -gt 0 ] || [ "$keep_logs" = 1 ]; then
+	echo "$TEST_NAME: logs kept in $logs"
+else
+	rm -rf "$logs"
+fi
+echo "$TEST_NAME: $((${#tests[@]} * (${#columns[@]} - 1) - undeliberate)) passed, $undeliberate failed"
+[ "$undeliberate" -eq 0 ]
