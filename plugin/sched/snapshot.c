@@ -330,12 +330,14 @@ static bitstr_t *_reserved_now(time_t now)
 	return reserved;
 }
 
-/* Nodes in a whole-node reservation under way, as of this take; NULL if
- * none.  any_resv: resv_list has a reservation with nodes. */
-static bitstr_t *reserved;
+/* As of this take: the nodes in a whole-node reservation under way (NULL
+ * if none); whether there is any reservation at all; and, only then, the
+ * nodes that exist, so that a job kept off none of them by a reservation
+ * is told from one that is (_room_outside_resv). */
+static bitstr_t *reserved, *active_nodes;
 static bool any_resv;
 
-static void _take_nodes(time_t now)
+static void _take_nodes(void)
 {
 	bool all = _take_switches();
 	node_record_t *node_ptr;
@@ -521,6 +523,44 @@ static bool _partition_ok(job_record_t *job_ptr, time_t now)
 	return reason == WAIT_NO_REASON;
 }
 
+/* The free GPUs of a set of nodes: in all, and how many nodes have at
+ * least G free (G up to ROOM_MAX; more counts as ROOM_MAX).  Jobs whose
+ * time limits meet the same reservations share the set, so the last one
+ * counted is kept for the next job (valid within one take). */
+#define ROOM_MAX 64
+static struct {
+	uint32_t cycle;
+	bitstr_t *nodes;
+	int free_total;
+	int with_room[ROOM_MAX + 1];
+} room_memo;
+
+static void _count_room(bitstr_t *nodes)
+{
+	node_record_t *node_ptr;
+
+	if (room_memo.cycle == cycle && room_memo.nodes &&
+	    bit_equal(room_memo.nodes, nodes))
+		return;
+	FREE_NULL_BITMAP(room_memo.nodes);
+	room_memo.nodes = bit_copy(nodes);
+	room_memo.cycle = cycle;
+	room_memo.free_total = 0;
+	memset(room_memo.with_room, 0, sizeof(room_memo.with_room));
+	for (int i = 0; (node_ptr = next_node(&i)); i++) {
+		int count[2] = { 0, 0 }, free_gpus;
+
+		if (!bit_test(nodes, node_ptr->index) || !_node_up(node_ptr) ||
+		    !node_ptr->gres_list)
+			continue;
+		list_for_each_ro(node_ptr->gres_list, _add_gpus, count);
+		free_gpus = MIN(MAX(count[0] - count[1], 0), ROOM_MAX);
+		room_memo.free_total += MAX(count[0] - count[1], 0);
+		for (int g = 0; g <= free_gpus; g++)
+			room_memo.with_room[g]++;
+	}
+}
+
 /* Whether JOB_PTR (in no reservation) fits now on the nodes that no
  * reservation takes before its time limit would end (job_test_resv).
  * True also when reservations keep it off no node but those reserved now
@@ -531,8 +571,6 @@ static bool _room_outside_resv(job_record_t *job_ptr, time_t now)
 	bool overlap = false, room;
 	time_t when = now;
 	tidal_job_t req = { 0 };
-	node_record_t *node_ptr;
-	int nodes_with_room = 0, free_total = 0;
 
 	_job_request(job_ptr, &req);
 	if (req.gpus <= 0)
@@ -546,27 +584,18 @@ static bool _room_outside_resv(job_record_t *job_ptr, time_t now)
 	FREE_NULL_BITMAP(exc_core);
 	if (reserved)
 		bit_or(usable, reserved);
-	if (bit_set_count(usable) == node_record_count) {
+	if (bit_super_set(active_nodes, usable)) {
 		FREE_NULL_BITMAP(usable);
 		return true;
 	}
 	if (reserved)
 		bit_and_not(usable, reserved);
-	for (int i = 0; (node_ptr = next_node(&i)); i++) {
-		int count[2] = { 0, 0 }, free_gpus;
-
-		if (!bit_test(usable, node_ptr->index) || !_node_up(node_ptr) ||
-		    !node_ptr->gres_list)
-			continue;
-		list_for_each_ro(node_ptr->gres_list, _add_gpus, count);
-		free_gpus = count[0] - count[1];
-		free_total += MAX(free_gpus, 0);
-		if (free_gpus >= MAX(req.gpus_per_node, 1))
-			nodes_with_room++;
-	}
+	_count_room(usable);
 	FREE_NULL_BITMAP(usable);
-	room = req.gpus_per_node ? nodes_with_room >= req.min_nodes
-				 : free_total >= req.gpus;
+	room = req.gpus_per_node
+		? room_memo.with_room[MIN(MAX(req.gpus_per_node, 1), ROOM_MAX)] >=
+			  req.min_nodes
+		: room_memo.free_total >= req.gpus;
 	if (!room) {
 		static const char why[] = TIDAL_HOLD_PREFIX
 			"a reservation begins on the free nodes before its time limit would end";
@@ -890,9 +919,12 @@ extern void tidal_snapshot_take(tidal_snap_t *snap)
 	snap->now = (double)now;
 	cycle++;
 	FREE_NULL_BITMAP(reserved);
+	FREE_NULL_BITMAP(active_nodes);
 	reserved = _reserved_now(now);
 	any_resv = resv_list && list_count(resv_list) > 0;
-	_take_nodes(now);
+	if (any_resv)
+		active_nodes = node_conf_get_active_bitmap();
+	_take_nodes();
 	n_resv_jobs = 0;
 
 	/* Gathered first: job_independent() may look at job_list, so not
