@@ -523,6 +523,14 @@ static bool _partition_ok(job_record_t *job_ptr, time_t now)
 	return reason == WAIT_NO_REASON;
 }
 
+static bool _asks_gpus(job_record_t *job_ptr)
+{
+	tidal_job_t req = { 0 };
+
+	_job_request(job_ptr, &req);
+	return req.gpus > 0;
+}
+
 /* The free GPUs of a set of nodes: in all, and how many nodes have at
  * least G free (G up to ROOM_MAX; more counts as ROOM_MAX).  Jobs whose
  * time limits meet the same reservations share the set, so the last one
@@ -642,9 +650,11 @@ static bool _eligible_any(job_record_t *job_ptr, time_t now)
 	}
 	/* A deadline the job's time limit (or --time-min) cannot end by:
 	 * cancelled with Reason DeadLine, as Slurm's schedulers do, unless
-	 * the policy admits jobs by their deadlines itself. */
-	if (!policy_admits_deadlines && job_ptr->deadline &&
-	    job_ptr->deadline != NO_VAL && !deadline_ok(job_ptr, "sched/tidal"))
+	 * the policy admits jobs by their deadlines itself and plans this
+	 * one (it asks for GPUs; Slurm places the others). */
+	if (job_ptr->deadline && job_ptr->deadline != NO_VAL &&
+	    (!policy_admits_deadlines || !_asks_gpus(job_ptr)) &&
+	    !deadline_ok(job_ptr, "sched/tidal"))
 		return false;
 	/* An array's %N: sets Reason=JobArrayTaskLimit when it is reached. */
 	if ((job_ptr->array_task_id != NO_VAL || job_ptr->array_recs) &&

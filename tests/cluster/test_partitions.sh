@@ -19,7 +19,8 @@
 #   -t 60 --time-min 5, deadline in 30 min
 #                             runs with its limit cut to 30 min
 #   the same without GPUs under elastic-edf (it admits by deadline):
-#                             limit cut too
+#                             limit cut too; -t 60, deadline in 10 min:
+#                             DEADLINE, as under fifo
 #
 # GPL-2.0-or-later.
 . "$(dirname "$0")/lib.sh"
@@ -126,5 +127,10 @@ cut_to_hour() {
 }
 check "elastic-edf: job $m's limit is cut to end by its deadline: $(scontrol -o show job "$m" | grep -o 'TimeLimit=[^ ]*')" \
 	cut_to_hour
+# and one it does not plan whose limit cannot end by its deadline ends in
+# DEADLINE, as Slurm's test15.37 asks.
+h=$(submit -t 60 --deadline=now+10minutes --wrap 'sleep 300')
+check "elastic-edf: job $h (no GPUs, -t 60, deadline in 10 min) ends in DEADLINE, Reason=DeadLine" \
+	wait_for 10 dead_line
 show_queue
 finish
