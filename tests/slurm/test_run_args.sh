@@ -36,7 +36,7 @@ refused "usage:" --list
 # --report: the table of saved results, differences last.
 printf 'test1.1\ntest1.2\ntest28.1\n' >"$tmp/three.list"
 mkdir -p "$tmp/logs"
-printf 'test1.1 pass 1\ntest1.2 pass 2\ntest28.1 skip 0\ntotal - 9\n' >"$tmp/logs/backfill.results"
+printf 'test1.1 pass 1\ntest1.2 pass 2\ntest28.1 skip 0\n' >"$tmp/logs/backfill.results"
 printf 'test1.1 pass 1\ntest1.2 fail 3\ntest28.1 skip 0\ntotal - 8\n' >"$tmp/logs/fifo.results"
 out=$("$RUN" --report --logs "$tmp/logs" --list "$tmp/three.list" 2>&1)
 rc=$?
@@ -53,6 +53,14 @@ if [ "$rc" -eq 0 ] && grep -qx '  none' <<<"$out"; then
 	pass "--report with no difference exits 0"
 else
 	fail "--report, no difference (exit $rc): $out"
+fi
+printf 'test1.1 pass 1\ntest1.2 pass 2\ntest28.1 fail 8\ntotal - 8\n' >"$tmp/logs/fifo.results"
+out=$("$RUN" --report --logs "$tmp/logs" --list "$tmp/three.list" 2>&1)
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q 'test28.1 fifo: fail, backfill passes it' <<<"$out"; then
+	pass "--report counts a failure where backfill skipped (after its subtests passed)"
+else
+	fail "--report, skip then fail (exit $rc): $out"
 fi
 rm "$tmp/logs/backfill.results"
 out=$("$RUN" --report --logs "$tmp/logs" --list "$tmp/three.list" 2>&1)
