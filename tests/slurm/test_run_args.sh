@@ -62,6 +62,14 @@ if [ "$rc" -eq 1 ] && grep -q 'test28.1 fifo: fail, backfill passes it' <<<"$out
 else
 	fail "--report, skip then fail (exit $rc): $out"
 fi
+printf 'test1.1 flaky 1\ntest1.2 pass 2\ntest28.1 skip 0\n' >"$tmp/logs/fifo.results"
+out=$("$RUN" --report --logs "$tmp/logs" --list "$tmp/three.list" 2>&1)
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q 'test1.1 fifo: failed once, passed on the second try' <<<"$out"; then
+	pass "--report shows a test that passed on its second try, and exits 0"
+else
+	fail "--report, flaky (exit $rc): $out"
+fi
 rm "$tmp/logs/backfill.results"
 out=$("$RUN" --report --logs "$tmp/logs" --list "$tmp/three.list" 2>&1)
 rc=$?
