@@ -38,45 +38,30 @@ printf 'test1.1\ntest1.2\ntest28.1\n' >"$tmp/three.list"
 mkdir -p "$tmp/logs"
 printf 'test1.1 pass 1\ntest1.2 pass 2\ntest28.1 skip 0\n' >"$tmp/logs/backfill.results"
 printf 'test1.1 pass 1\ntest1.2 fail 3\ntest28.1 skip 0\ntotal - 8\n' >"$tmp/logs/fifo.results"
-out=$("$RUN" --report --logs "$tmp/logs" --list "$tmp/three.list" 2>&1)
-rc=$?
-if [ "$rc" -eq 1 ] && grep -q 'test1.2 fifo: fail, backfill passes it' <<<"$out" &&
-	grep -q '1 differences not deliberate' <<<"$out"; then
-	pass "--report names the difference and exits 1"
-else
-	fail "--report (exit $rc): $out"
-fi
+# reported RC PATTERN WHAT: --report of $tmp/logs exits RC, saying PATTERN.
+reported() {
+	local want=$1 pattern=$2 what=$3 out rc
+	out=$("$RUN" --report --logs "$tmp/logs" --list "$tmp/three.list" 2>&1)
+	rc=$?
+	if [ "$rc" -eq "$want" ] && grep -q -- "$pattern" <<<"$out"; then
+		pass "$what"
+	else
+		fail "$what (exit $rc): $out"
+	fi
+}
+reported 1 'test1.2 fifo: fail, backfill passes it' \
+	"--report names the difference and exits 1"
+reported 1 '1 differences not deliberate' "--report counts it"
 printf 'test1.1 pass 1\ntest1.2 pass 2\ntest28.1 skip 0\ntotal - 8\n' >"$tmp/logs/fifo.results"
-out=$("$RUN" --report --logs "$tmp/logs" --list "$tmp/three.list" 2>&1)
-rc=$?
-if [ "$rc" -eq 0 ] && grep -qx '  none' <<<"$out"; then
-	pass "--report with no difference exits 0"
-else
-	fail "--report, no difference (exit $rc): $out"
-fi
-printf 'test1.1 pass 1\ntest1.2 pass 2\ntest28.1 fail 8\ntotal - 8\n' >"$tmp/logs/fifo.results"
-out=$("$RUN" --report --logs "$tmp/logs" --list "$tmp/three.list" 2>&1)
-rc=$?
-if [ "$rc" -eq 1 ] && grep -q 'test28.1 fifo: fail, backfill passes it' <<<"$out"; then
-	pass "--report counts a failure where backfill skipped (after its subtests passed)"
-else
-	fail "--report, skip then fail (exit $rc): $out"
-fi
+reported 0 '^  none$' "--report with no difference exits 0"
+printf 'test1.1 pass 1\ntest1.2 pass 2\ntest28.1 fail 8\n' >"$tmp/logs/fifo.results"
+reported 1 'test28.1 fifo: fail, backfill passes it' \
+	"--report counts a failure where backfill skipped (after its subtests passed)"
 printf 'test1.1 flaky 1\ntest1.2 pass 2\ntest28.1 skip 0\n' >"$tmp/logs/fifo.results"
-out=$("$RUN" --report --logs "$tmp/logs" --list "$tmp/three.list" 2>&1)
-rc=$?
-if [ "$rc" -eq 0 ] && grep -q 'test1.1 fifo: failed once, passed on the second try' <<<"$out"; then
-	pass "--report shows a test that passed on its second try, and exits 0"
-else
-	fail "--report, flaky (exit $rc): $out"
-fi
+reported 0 'test1.1 fifo: failed once, passed on the second try' \
+	"--report shows a test that passed on its second try, and exits 0"
 rm "$tmp/logs/backfill.results"
-out=$("$RUN" --report --logs "$tmp/logs" --list "$tmp/three.list" 2>&1)
-rc=$?
-if [ "$rc" -eq 1 ] && grep -q 'no backfill results' <<<"$out"; then
-	pass "--report without backfill's results exits 1 and says so"
-else
-	fail "--report, no backfill (exit $rc): $out"
-fi
+reported 1 'no backfill results' \
+	"--report without backfill's results exits 1 and says so"
 echo "test_run_args: $PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]
