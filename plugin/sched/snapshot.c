@@ -307,17 +307,21 @@ static bool _take_switches(void)
 
 /* Nodes in a whole-node reservation under way at NOW: the jobs outside it
  * cannot have them, and the jobs in it are Slurm's to place.  NULL if
- * there is none. */
-static bitstr_t *_reserved_now(time_t now)
+ * there is none.  *LATER: whether a reservation with nodes begins after
+ * NOW (only then can one keep a job off nodes the engine sees free). */
+static bitstr_t *_reserved_now(time_t now, bool *later)
 {
 	bitstr_t *reserved = NULL;
 	slurmctld_resv_t *resv_ptr;
 	ListIterator it;
 
+	*later = false;
 	if (!resv_list || !list_count(resv_list))
 		return NULL;
 	it = list_iterator_create(resv_list);
 	while ((resv_ptr = list_next(it))) {
+		if (resv_ptr->node_bitmap && resv_ptr->start_time > now)
+			*later = true;
 		if (!resv_ptr->node_bitmap || resv_ptr->start_time > now ||
 		    resv_ptr->end_time <= now ||
 		    !(resv_ptr->ctld_flags & RESV_CTLD_FULL_NODE))
@@ -331,11 +335,11 @@ static bitstr_t *_reserved_now(time_t now)
 }
 
 /* As of this take: the nodes in a whole-node reservation under way (NULL
- * if none); whether there is any reservation at all; and, only then, the
- * nodes that exist, so that a job kept off none of them by a reservation
- * is told from one that is (_room_outside_resv). */
+ * if none); whether a reservation begins later; and, only then, the nodes
+ * that exist, so that a job kept off none of them by a reservation is
+ * told from one that is (_room_outside_resv). */
 static bitstr_t *reserved, *active_nodes;
-static bool any_resv;
+static bool resv_later;
 
 static void _take_nodes(void)
 {
@@ -660,7 +664,7 @@ static bool _eligible_any(job_record_t *job_ptr, time_t now)
 	if ((job_ptr->array_task_id != NO_VAL || job_ptr->array_recs) &&
 	    !job_array_start_test(job_ptr))
 		return false;
-	if (any_resv && !job_ptr->resv_name &&
+	if (resv_later && !job_ptr->resv_name &&
 	    !_room_outside_resv(job_ptr, now))
 		return false;
 	return true;
@@ -930,9 +934,8 @@ extern void tidal_snapshot_take(tidal_snap_t *snap)
 	cycle++;
 	FREE_NULL_BITMAP(reserved);
 	FREE_NULL_BITMAP(active_nodes);
-	reserved = _reserved_now(now);
-	any_resv = resv_list && list_count(resv_list) > 0;
-	if (any_resv)
+	reserved = _reserved_now(now, &resv_later);
+	if (resv_later)
 		active_nodes = node_conf_get_active_bitmap();
 	_take_nodes();
 	n_resv_jobs = 0;
