@@ -41,7 +41,6 @@
 #include "src/common/xstring.h"
 #include "src/slurmctld/job_scheduler.h"
 #include "src/slurmctld/node_scheduler.h"
-#include "src/slurmctld/reservation.h"
 #include "src/slurmctld/slurmctld.h"
 #include "src/slurmctld/srun_comm.h"
 
@@ -154,9 +153,10 @@ static int _start(job_record_t *job_ptr, bitstr_t *ok)
 	return rc;
 }
 
-/* Set a pending job's Reason to PREFIX + REASON (if it changed). */
-static void _set_reason(job_record_t *job_ptr, const char *prefix,
-			const char *reason)
+/* Set a pending job's Reason to PREFIX + REASON (if it changed): see
+ * slurm_side.h. */
+extern void tidal_set_reason(job_record_t *job_ptr, const char *prefix,
+			     const char *reason)
 {
 	const char *why = reason[0] ? reason : "waiting";
 	size_t plen = strlen(prefix);
@@ -244,7 +244,7 @@ static void _refusal(job_record_t *job_ptr, int rc, time_t now)
 		 "Slurm refused to start it (%s); tried %d time%s, again in %d s",
 		 slurm_strerror(rc), r->refusals, r->refusals > 1 ? "s" : "",
 		 wait);
-	_set_reason(job_ptr, TIDAL_HOLD_PREFIX, why);
+	tidal_set_reason(job_ptr, TIDAL_HOLD_PREFIX, why);
 }
 
 /* Forget refusals of jobs that are no longer pending. */
@@ -258,24 +258,6 @@ static void _prune_refused(void)
 			refused[k++] = refused[i];
 	}
 	n_refused = k;
-}
-
-/* The nodes JOB_PTR may hold from NOW to the end of its time limit as far
- * as reservations go (job_test_resv, as Slurm's schedulers ask it); NULL
- * if there is no reservation, or Slurm is to judge (an error). */
-static bitstr_t *_resv_usable(job_record_t *job_ptr, time_t now)
-{
-	bitstr_t *usable = NULL, *exc_core = NULL;
-	bool overlap = false;
-	time_t when = now;
-
-	if (!resv_list || !list_count(resv_list))
-		return NULL;
-	if (job_test_resv(job_ptr, &when, false, &usable, &exc_core, &overlap,
-			  false) != SLURM_SUCCESS)
-		FREE_NULL_BITMAP(usable);
-	FREE_NULL_BITMAP(exc_core);
-	return usable;
 }
 
 /* OK, the planned nodes, less the ones a reservation takes before the job
@@ -338,14 +320,14 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 		return 0;
 	}
 	if (ok) {
-		bitstr_t *usable = _resv_usable(job_ptr, now);
+		bitstr_t *usable = tidal_resv_usable(job_ptr, now);
 		int need = sj && sj->gpus_per_node ? sj->gpus_per_node : 1;
 
 		if (usable)
 			ok = _outside_reservations(ok, usable, need);
 		FREE_NULL_BITMAP(usable);
 		if (!ok) {
-			_set_reason(job_ptr, TIDAL_HOLD_PREFIX,
+			tidal_set_reason(job_ptr, TIDAL_HOLD_PREFIX,
 				    "a reservation begins on the planned nodes before its time limit would end, and no other node has room");
 			return 0;
 		}
@@ -394,7 +376,7 @@ static void _apply_preempt(const tidal_decision_t *d, job_record_t *job_ptr)
 	}
 	info("sched/tidal: requeued %pJ: %s", job_ptr, d->reason);
 	tidal_note_requeue(job_ptr->job_id, time(NULL));
-	_set_reason(job_ptr, TIDAL_PREEMPT_PREFIX, d->reason);
+	tidal_set_reason(job_ptr, TIDAL_PREEMPT_PREFIX, d->reason);
 }
 
 /* Distinct nodes of D's placement (at least 1). */
@@ -459,7 +441,7 @@ static void _apply_reject(const tidal_decision_t *d, job_record_t *job_ptr,
 	if (!_still_pending(job_ptr, now))
 		return;
 	if (!conf->reject_cancel) {
-		_set_reason(job_ptr, TIDAL_REJECT_PREFIX, d->reason);
+		tidal_set_reason(job_ptr, TIDAL_REJECT_PREFIX, d->reason);
 		return;
 	}
 	rc = job_signal(job_ptr, SIGKILL, 0, 0, false);
@@ -624,7 +606,7 @@ static int _write_reasons(const tidal_snap_t *snap, const tidal_plan_t *plan,
 
 		if (!job_ptr || !_still_pending(job_ptr, now))
 			continue;
-		_set_reason(job_ptr, _reason_prefix(d), d->reason);
+		tidal_set_reason(job_ptr, _reason_prefix(d), d->reason);
 		if ((m = _memo(snap, d))) {
 			m->desc_set = job_ptr->state_desc;
 			m->text_hash = r->text;

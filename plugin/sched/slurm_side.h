@@ -55,6 +55,15 @@ void tidal_snapshot_deadlines(int policy_admits);
  * every policy: one that admits jobs by their deadlines plans them to end
  * by it); 0 to leave it as it is (no deadline). */
 uint32_t tidal_deadline_limit(job_record_t *job_ptr, time_t now);
+/* Job locks held: the nodes JOB_PTR may hold from NOW to the end of its
+ * time limit as far as reservations go (job_test_resv, as Slurm's
+ * schedulers ask it); NULL if there is no reservation, or Slurm is to
+ * judge (an error).  The caller frees it. */
+bitstr_t *tidal_resv_usable(job_record_t *job_ptr, time_t now);
+/* Job locks held (apply.c): set a pending job's Reason to WAIT_RESOURCES
+ * with PREFIX + REASON as its description, if that changed. */
+void tidal_set_reason(job_record_t *job_ptr, const char *prefix,
+		      const char *reason);
 /* The pending jobs in a reservation that the last tidal_snapshot_take()
  * found eligible and left out of the snapshot (Slurm places them): their
  * ids in *IDS, valid until the next take.  RET how many. */

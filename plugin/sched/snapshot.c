@@ -577,23 +577,32 @@ static void _count_room(bitstr_t *nodes)
  * reservation takes before its time limit would end (job_test_resv).
  * True also when reservations keep it off no node but those reserved now
  * (the engine sees no free GPU there), or when Slurm is to judge. */
-static bool _room_outside_resv(job_record_t *job_ptr, time_t now)
+extern bitstr_t *tidal_resv_usable(job_record_t *job_ptr, time_t now)
 {
 	bitstr_t *usable = NULL, *exc_core = NULL;
-	bool overlap = false, room;
+	bool overlap = false;
 	time_t when = now;
+
+	if (!resv_list || !list_count(resv_list))
+		return NULL;
+	if (job_test_resv(job_ptr, &when, false, &usable, &exc_core, &overlap,
+			  false) != SLURM_SUCCESS)
+		FREE_NULL_BITMAP(usable);
+	FREE_NULL_BITMAP(exc_core);
+	return usable;
+}
+
+static bool _room_outside_resv(job_record_t *job_ptr, time_t now)
+{
+	bitstr_t *usable;
+	bool room;
 	tidal_job_t req = { 0 };
 
 	_job_request(job_ptr, &req);
 	if (req.gpus <= 0)
 		return true; /* placed by Slurm in any case */
-	if (job_test_resv(job_ptr, &when, false, &usable, &exc_core, &overlap,
-			  false) != SLURM_SUCCESS || !usable) {
-		FREE_NULL_BITMAP(usable);
-		FREE_NULL_BITMAP(exc_core);
+	if (!(usable = tidal_resv_usable(job_ptr, now)))
 		return true;
-	}
-	FREE_NULL_BITMAP(exc_core);
 	if (reserved)
 		bit_or(usable, reserved);
 	if (bit_super_set(active_nodes, usable)) {
@@ -608,17 +617,9 @@ static bool _room_outside_resv(job_record_t *job_ptr, time_t now)
 		? room_memo.with_room[MIN(MAX(req.gpus_per_node, 1), ROOM_MAX)] >=
 			  req.min_nodes
 		: room_memo.free_total >= req.gpus;
-	if (!room) {
-		static const char why[] = TIDAL_HOLD_PREFIX
-			"a reservation begins on the free nodes before its time limit would end";
-		if (job_ptr->state_reason != WAIT_RESOURCES ||
-		    xstrcmp(job_ptr->state_desc, why)) {
-			job_ptr->state_reason = WAIT_RESOURCES;
-			xfree(job_ptr->state_desc);
-			job_ptr->state_desc = xstrdup(why);
-			last_job_update = now;
-		}
-	}
+	if (!room)
+		tidal_set_reason(job_ptr, TIDAL_HOLD_PREFIX,
+				 "a reservation begins on the free nodes before its time limit would end");
 	return room;
 }
 
