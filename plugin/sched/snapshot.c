@@ -573,10 +573,7 @@ static void _count_room(bitstr_t *nodes)
 	}
 }
 
-/* Whether JOB_PTR (in no reservation) fits now on the nodes that no
- * reservation takes before its time limit would end (job_test_resv).
- * True also when reservations keep it off no node but those reserved now
- * (the engine sees no free GPU there), or when Slurm is to judge. */
+/* See slurm_side.h. */
 extern bitstr_t *tidal_resv_usable(job_record_t *job_ptr, time_t now)
 {
 	bitstr_t *usable = NULL, *exc_core = NULL;
@@ -592,6 +589,10 @@ extern bitstr_t *tidal_resv_usable(job_record_t *job_ptr, time_t now)
 	return usable;
 }
 
+/* Whether JOB_PTR (in no reservation) fits now on the nodes that no
+ * reservation takes before its time limit would end (job_test_resv).
+ * True also when reservations keep it off no node but those reserved now
+ * (the engine sees no free GPU there), or when Slurm is to judge. */
 static bool _room_outside_resv(job_record_t *job_ptr, time_t now)
 {
 	bitstr_t *usable;
