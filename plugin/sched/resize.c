@@ -18,7 +18,9 @@
  *        v
  *   REQUEUED    change the pending job's GPU request to m GPUs on k nodes
  *        |      (update_job with a job_desc), undo the begin-time delay
- *        v      Slurm adds on a requeue; the policy starts it again
+ *        |      Slurm adds on a requeue; the policy starts it again.  A
+ *        |      run that began before the requeue is one a restarted
+ *        v      slurmctld brought back from older state: requeued again
  *   (done)      once it runs; a job cancelled meanwhile is forgotten
  *
  * A batch job that ended FAILED by a signal (its batch script, normally
@@ -410,6 +412,36 @@ static void _requeued_by_slurm(job_record_t *job_ptr, tidal_resize_t *r,
 	r->since = now;
 }
 
+/* R's job runs, but the run began before Tidal requeued it at R->since:
+ * slurmctld was restarted from job state saved before that requeue, so
+ * it still lists the run that checkpointed and stopped for the resize.
+ * Its processes are gone or ending, and no node will report it missing
+ * before its time limit.  Requeue it again, and change the GPU request
+ * again (the change was lost with the requeue).  RET false if the
+ * requeue failed: the job is left as Slurm has it. */
+static bool _requeue_lost(job_record_t *job_ptr, tidal_resize_t *r,
+			  time_t now)
+{
+	int rc;
+
+	info("sched/tidal: resize %pJ: slurmctld restarted from state "
+	     "saved before Tidal requeued it %ld s ago, and lists the "
+	     "stopped run as running on %s; requeueing it again",
+	     job_ptr, (long)(now - r->since), job_ptr->nodes);
+	if ((rc = _requeue(job_ptr, now))) {
+		error("sched/tidal: resize of %pJ: requeue of the run that "
+		      "slurmctld's restart brought back failed: %s",
+		      job_ptr, slurm_strerror(rc));
+		return false;
+	}
+	tidal_agent_note(r->job, (double)now,
+			 "requeued again: a slurmctld restart had brought "
+			 "back the stopped run");
+	r->request_set = 0;
+	r->since = now;
+	return true;
+}
+
 /* One step of R's machine; RET false once R is finished. */
 static bool _resize_step(tidal_resize_t *r, const tidal_apply_conf_t *conf,
 			 time_t now)
@@ -457,6 +489,8 @@ static bool _resize_step(tidal_resize_t *r, const tidal_apply_conf_t *conf,
 		r->phase = TIDAL_RS_REQUEUED;
 		r->since = now;
 	}
+	if (IS_JOB_RUNNING(job_ptr) && job_ptr->start_time < r->since)
+		return _requeue_lost(job_ptr, r, now);
 	if (IS_JOB_RUNNING(job_ptr)) {
 		info("sched/tidal: resize %pJ done: running again on %s",
 		     job_ptr, job_ptr->nodes);

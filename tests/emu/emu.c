@@ -42,8 +42,11 @@
  *   cycle [N]                    N scheduling cycles (default 1), then print
  *   end ID                       running job ID completes
  *   advance S                    the clock moves S seconds
- *   restart [corrupt]            the plugin starts afresh and loads its
- *                                state (corrupt: torn state file first)
+ *   restart [corrupt] [lost=ID]  the plugin starts afresh and loads its
+ *                                state (corrupt: torn state file first;
+ *                                lost=ID: slurmctld's own state is from
+ *                                before ID's last requeue, so that run is
+ *                                listed as running again)
  *
  * Output, after each cycle:  "job ID STATE gpus=G nodes=A,B signals=S
  * requeues=R reason=..."; tests/emu/test_*.sh grep it.
@@ -290,12 +293,45 @@ static int _select_nodes(job_record_t *job_ptr, bool test_only,
 	return SLURM_SUCCESS;
 }
 
+/* What a requeue changed, kept so that "restart lost=ID" can bring the
+ * run back as a slurmctld restarted from older state does. */
+typedef struct {
+	bool kept;
+	time_t start;
+	bitstr_t *nodes;
+	char *names;
+	List alloc, req;
+	char *tres_per_job, *tres_per_node;
+	uint32_t min_nodes, max_nodes;
+	uint16_t restarts;
+} emu_before_t;
+static emu_before_t *before; /* per job id */
+
 static int _job_requeue(uint32_t job_id)
 {
 	job_record_t *job_ptr = find_job_record(job_id);
+	emu_before_t *b;
 
 	if (!job_ptr || !IS_JOB_RUNNING(job_ptr))
 		return ESLURM_JOB_NOT_RUNNING;
+	b = &before[job_id];
+	FREE_NULL_BITMAP(b->nodes);
+	xfree(b->names);
+	xfree(b->tres_per_job);
+	xfree(b->tres_per_node);
+	*b = (emu_before_t){
+		.kept = true,
+		.start = job_ptr->start_time,
+		.nodes = bit_copy(job_ptr->node_bitmap),
+		.names = xstrdup(job_ptr->nodes),
+		.alloc = job_ptr->gres_list_alloc, /* _release drops, never frees */
+		.req = job_ptr->gres_list_req,	   /* _update_job never frees */
+		.tres_per_job = xstrdup(job_ptr->tres_per_job),
+		.tres_per_node = xstrdup(job_ptr->tres_per_node),
+		.min_nodes = job_ptr->details->min_nodes,
+		.max_nodes = job_ptr->details->max_nodes,
+		.restarts = job_ptr->restart_cnt,
+	};
 	_release(job_ptr);
 	job_ptr->job_state = JOB_PENDING;
 	job_ptr->details->begin_time = emu_now + 121;
@@ -431,6 +467,7 @@ job_record_t *emu_job(const emu_job_spec_t *s)
 	if (s->id > max_id) {
 		xrecalloc(by_id, s->id + 1, sizeof(*by_id));
 		xrecalloc(signals, s->id + 1, sizeof(*signals));
+		xrecalloc(before, s->id + 1, sizeof(*before));
 		max_id = s->id;
 	}
 	j->magic = JOB_MAGIC;
@@ -607,9 +644,57 @@ static void _tear(const char *file)
 	xfree(path);
 }
 
-void emu_restart(bool corrupt, bool both)
+/* slurmctld restarted from job state saved before ID's last requeue:
+ * the run that requeue ended is listed as running again, on its old
+ * GPUs, with its old request.  RET false if ID was never requeued or
+ * its GPUs have been taken since. */
+static bool _lose_requeue(uint32_t id)
+{
+	job_record_t *job_ptr = id <= max_id ? by_id[id] : NULL;
+	emu_before_t *b = job_ptr ? &before[id] : NULL;
+	gres_job_state_t *a;
+
+	if (!b || !b->kept || !IS_JOB_PENDING(job_ptr))
+		return false;
+	a = _gpu_state(b->alloc);
+	for (int i = 0, k = 0; i < node_record_count; i++) {
+		gres_node_state_t *g;
+		if (!bit_test(b->nodes, i))
+			continue;
+		g = _node_gpus(node_record_table_ptr[i]);
+		if (g->gres_cnt_alloc + a->gres_cnt_node_alloc[k++] >
+		    g->gres_cnt_avail)
+			return false;
+	}
+	for (int i = 0, k = 0; i < node_record_count; i++)
+		if (bit_test(b->nodes, i))
+			_node_gpus(node_record_table_ptr[i])->gres_cnt_alloc +=
+				a->gres_cnt_node_alloc[k++];
+	job_ptr->node_bitmap = b->nodes;
+	job_ptr->nodes = b->names;
+	job_ptr->gres_list_alloc = b->alloc;
+	job_ptr->gres_list_req = b->req;
+	xfree(job_ptr->tres_per_job);
+	xfree(job_ptr->tres_per_node);
+	job_ptr->tres_per_job = b->tres_per_job;
+	job_ptr->tres_per_node = b->tres_per_node;
+	job_ptr->details->min_nodes = b->min_nodes;
+	job_ptr->details->max_nodes = b->max_nodes;
+	job_ptr->restart_cnt = b->restarts;
+	job_ptr->start_time = b->start;
+	job_ptr->job_state = JOB_RUNNING;
+	*b = (emu_before_t){ 0 };
+	return true;
+}
+
+void emu_restart(bool corrupt, bool both, uint32_t lost)
 {
 	char *msg = NULL;
+
+	if (lost && !_lose_requeue(lost))
+		fprintf(stderr, "tidal-emu: restart lost=%u: job %u has no "
+			"requeue to lose (never requeued, not pending, or its "
+			"GPUs taken since)\n", lost, lost);
 
 	if (corrupt)
 		_tear("tidal_state");

@@ -51,7 +51,9 @@ int emu_cycle(emu_times_t *times);
 void emu_print(FILE *out);
 /* As if slurmctld restarted: the engine forgets, then loads the state
  * file (CORRUPT: with its end marker cut off first; BOTH: the previous
- * good file's too). */
-void emu_restart(bool corrupt, bool both);
+ * good file's too).  LOST, if not 0: slurmctld's own job state was saved
+ * before job LOST's last requeue, so the run that requeue ended is listed
+ * as running again. */
+void emu_restart(bool corrupt, bool both, uint32_t lost);
 
 #endif /* TIDAL_TESTS_EMU_H */

@@ -91,8 +91,10 @@ static int run_file(const char *file, const char *state_dir, bool verbose)
 			   sscanf(buf, "advance %d", &a) == 1) {
 			emu_advance(a);
 		} else if (!strcmp(cmd, "restart")) {
+			const char *l = strstr(buf, "lost=");
 			emu_restart(strstr(buf, "corrupt") != NULL,
-				    strstr(buf, "both") != NULL);
+				    strstr(buf, "both") != NULL,
+				    l ? (uint32_t)atoi(l + 5) : 0);
 		} else if (!strcmp(cmd, "cycle")) {
 			sscanf(buf, "cycle %d", &n);
 			for (int i = 0; i < n; i++) {

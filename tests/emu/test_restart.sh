@@ -1,6 +1,7 @@
 #!/bin/bash
 # test_restart.sh - the state file (state.c) carries attained service and
-# requeues across a restart; a torn file is refused, not half-read.
+# requeues across a restart; a torn file is refused, not half-read; a
+# requeue that a restarted slurmctld lost is done again.
 . "$(dirname "$0")/lib.sh"
 emu restart.jobs
 expect 4 '^job 1 PENDING .*tiresias: queue 1' "job 2 preempts job 1 (queue 1)"
@@ -17,4 +18,9 @@ expect 11 '^job 1 RUNNING gpus=32 ' "without its state Tidal forgets job 1's ser
 emu resize_restart.jobs
 expect 2 '^job 2 RUNNING gpus=16 .*signals=1 requeues=0 ' "resize under way: signal sent"
 expect 10 '^job 2 RUNNING gpus=32 .*signals=1 requeues=1 ' "after a restart the resize goes on: one requeue, 32 GPUs"
+
+emu resize_lost.jobs
+expect 5 '^job 2 PENDING .*requeues=1 ' "resize: job 2 requeued"
+expect 6 '^job 2 PENDING .*requeues=1 ' "slurmctld restarted from state before that requeue: the run it lists is requeued again"
+expect 14 '^job 2 RUNNING gpus=32 .*signals=1 requeues=1 ' "and the resize completes at 32 GPUs, with no second checkpoint signal"
 finish
