@@ -60,7 +60,12 @@ check "E ($e, elastic 2-4) runs on 4 GPUs" wait_for 60 has_gpus "$e" 4
 h=$(job_nodes "$e")
 dir=$T/ckpt/$h/$e
 out=$T/out/$e.out
-newest_done() { ls "$dir" 2>/dev/null | sed -n 's/^ckpt-0*\([0-9][0-9]*\)\.done$/\1/p' | sort -n | tail -1; }
+# E's newest complete checkpoint on the node it runs on (on H while it
+# is pending): a resize may restart it on any node with room.
+newest_done() {
+	local n; n=$(job_nodes "$e")
+	ls "$T/ckpt/${n:-$h}/$e" 2>/dev/null | sed -n 's/^ckpt-0*\([0-9][0-9]*\)\.done$/\1/p' | sort -n | tail -1
+}
 check "E checkpoints on $h" wait_for 60 eval '[ -n "$(newest_done)" ]'
 
 touch "$T/watch.out"
@@ -262,7 +267,7 @@ cell() { # cell COMPONENT MOMENT
 	after=$(wc -l <"$T/watch.out")
 	[ "$after" -eq "$before" ] || { ok=0; note="${note:+$note; }$(sed -n "$((before + 1))p" "$T/watch.out")"; }
 	if [ $ok = 1 ]; then pass "$c: E back (resumed: $resumed, newest at kill: $s), nothing twice, no GPU shared"
-	else fail "$c: $note"; e_lines; fi
+	else fail "$c: $note"; show_queue; e_lines; fi
 	TABLE+=$(printf '\n%-13s %-6s %-4s %-6s %-7s %s' "$what" "$when" "$([ $ok = 1 ] && echo ok || echo FAIL)" "${s:-?}" "$resumed" "$note")
 }
 
