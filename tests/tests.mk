@@ -32,13 +32,18 @@ include tests/fuzz/fuzz.mk
 
 # Build everything the tiers need in parallel first; the tiers then run one
 # after another so their output stays readable.
-# Every tier runs even after one fails; check fails at the end, naming them.
+# Every tier runs even after one fails; check fails at the end, naming them,
+# after a table of every tier's result and seconds (CI's budget is 90 min).
 CHECK_TIERS := check-emu check-cluster check-slurm-quick check-node \
 	check-unit check-fuzz check-sim
 check: check-build
-	@failed=; for t in $(CHECK_TIERS); do \
-		$(MAKE) --no-print-directory $$t || failed="$$failed $$t"; \
+	@failed=; table=; for t in $(CHECK_TIERS); do \
+		s=$$(date +%s); r=ok; \
+		$(MAKE) --no-print-directory $$t || { r=FAILED; failed="$$failed $$t"; }; \
+		table="$$table$$(printf '\n  %-18s %-6s %6d' $$t $$r $$(( $$(date +%s) - s )))"; \
 	done; \
+	printf 'make check: tiers on %s (%s CPUs)\n  %-18s %-6s %6s%s\n' \
+		"$$(hostname)" "$$(nproc)" tier result seconds "$$table"; \
 	if [ -n "$$failed" ]; then echo "make check: failed tiers:$$failed"; \
 		exit 1; fi
 
