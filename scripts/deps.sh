@@ -30,6 +30,8 @@ readonly PACKAGES=(
 	                                       # libibnetdisc-dev lacks the Depends
 	ibsim-utils libumad2sim0               # InfiniBand fabric simulator
 	slurmctld slurmd slurm-client libslurm-dev
+	slurmdbd mariadb-server                # QOS and association limits (test_qos:
+	                                       # slurmdbd on a private database server)
 	jq                                     # golden tests read tidal-sim --json
 	time                                   # /usr/bin/time for make bench
 	python3                                # tests' wire clients (JSON over sockets)

@@ -12,6 +12,14 @@
 #   slurmd x4  n1..n4 (slurmd -N), own ports, 8 fake GPUs each: character
 #              devices made with mknod (major 195, like /dev/nvidiaN)
 #
+# With ACCOUNTING=1 also, before slurmctld (start_accounting):
+#
+#   mariadbd   a private database server on a loopback port, its files in
+#              the cluster's directory (grant tables off: loopback only)
+#   slurmdbd   on a loopback port, storing into it; the cluster is added
+#              with sacctmgr, and slurmctld enforces associations, limits
+#              and QOS, with gres/gpu as a tracked TRES
+#
 # SAN_PLUGIN=DIR (make check-cluster-san): slurmctld loads sched_tidal.so
 # from DIR, an ASan+UBSan build (make SAN=1), with the sanitizer runtime
 # preloaded; a sanitizer report from slurmctld fails the test.  Leak
@@ -55,7 +63,8 @@ finish() {
 skip_unless_runnable() {
 	local why=
 	[ "$(id -u)" -eq 0 ] || why="not root"
-	for b in slurmctld slurmd munged sbatch squeue scontrol; do
+	for b in slurmctld slurmd munged sbatch squeue scontrol \
+		${ACCOUNTING:+slurmdbd sacctmgr mariadbd mariadb-install-db}; do
 		command -v $b >/dev/null 2>&1 || why="$b not installed"
 	done
 	[ -n "$BUILD_ABS" ] && [ -f "$BUILD_ABS/sched_tidal.so" ] ||
@@ -131,7 +140,7 @@ GresTypes=gpu
 ProctrackType=proctrack/pgid
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+$(accounting_conf)
 JobCompType=jobcomp/none
 MpiDefault=none
 SwitchType=switch/none
@@ -166,6 +175,60 @@ EOF
 	[ -f "$BUILD_ABS/spank_tidal.so" ] &&
 		echo "required $BUILD_ABS/spank_tidal.so" >"$T/etc/plugstack.conf"
 	tidal_conf "$1"
+}
+
+# slurm.conf's accounting lines: slurmdbd's with ACCOUNTING=1, else none.
+accounting_conf() {
+	if [ -z "${ACCOUNTING:-}" ]; then
+		echo "AccountingStorageType=accounting_storage/none"
+		return
+	fi
+	cat <<EOF
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=127.0.0.1
+AccountingStoragePort=$PORT_DBD
+AccountingStorageEnforce=associations,limits,qos
+AccountingStorageTRES=gres/gpu
+# Clients find munged for slurmdbd connections here, not in AuthInfo.
+AccountingStoragePass=socket=$T/munge/munge.socket
+EOF
+}
+
+# start_accounting: mariadbd and slurmdbd for this cluster (ACCOUNTING=1),
+# and the cluster added to the database, root's association with it.
+start_accounting() {
+	local db=$T/db
+	mkdir -p "$db"
+	mariadb-install-db --no-defaults --datadir="$db/data" --user=root \
+		--auth-root-authentication-method=normal --skip-test-db \
+		>"$T/log/mariadb-install.log" 2>&1 || return 1
+	mariadbd --no-defaults --datadir="$db/data" --user=root \
+		--bind-address=127.0.0.1 --port="$PORT_DB" \
+		--socket="$T/run/mariadb.sock" --pid-file="$T/run/mariadbd.pid" \
+		--log-error="$T/log/mariadbd.log" --skip-grant-tables \
+		--innodb-buffer-pool-size=64M >/dev/null 2>&1 &
+	wait_for 30 mariadb --no-defaults -h 127.0.0.1 -P "$PORT_DB" -u root \
+		-e 'select 1' >/dev/null || return 1
+	cat >"$T/etc/slurmdbd.conf" <<EOF
+AuthType=auth/munge
+AuthInfo=socket=$T/munge/munge.socket
+DbdHost=localhost
+DbdAddr=127.0.0.1
+DbdPort=$PORT_DBD
+SlurmUser=root
+PidFile=$T/run/slurmdbd.pid
+LogFile=$T/log/slurmdbd.log
+DebugLevel=info
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$PORT_DB
+StorageUser=root
+StorageLoc=tidal_acct
+EOF
+	chmod 600 "$T/etc/slurmdbd.conf"
+	slurmdbd || return 1
+	wait_for 60 sacctmgr -n list cluster >/dev/null || return 1
+	sacctmgr -i add cluster tidaltest >/dev/null || return 1
 }
 
 # tidal.conf = TEXT plus this cluster's CtlPort (tidalctl's port).
@@ -207,12 +270,15 @@ cluster_up() { # cluster_up "Policy=fifo ..."
 	chmod 755 "$T"
 	PORT_CTL=$(pick_ports)
 	PORT_TIDALCTL=$((PORT_CTL + 5))
+	PORT_DBD=$((PORT_CTL + 8)) PORT_DB=$((PORT_CTL + 9))
 	export SLURM_CONF="$T/etc/slurm.conf"
 	trap cluster_down EXIT
 	trap 'cluster_down; exit 130' INT
 	trap 'cluster_down; exit 143' TERM
 	write_conf "$1"
 	start_munge || { say "munged did not start"; dump_logs; exit 1; }
+	[ -z "${ACCOUNTING:-}" ] || start_accounting ||
+		{ say "mariadbd or slurmdbd did not start"; dump_logs; exit 1; }
 	start_slurmctld -i || { say "slurmctld did not start"; dump_logs; exit 1; }
 	for n in $NODES; do
 		slurmd -f "$SLURM_CONF" -N "$n" || { say "slurmd $n did not start"; dump_logs; exit 1; }
@@ -298,6 +364,8 @@ cluster_down() {
 		kill_pidfile "$T/run/slurmd-$n.pid"
 	done
 	kill_pidfile "$T/run/slurmctld.pid"
+	kill_pidfile "$T/run/slurmdbd.pid"
+	kill_pidfile "$T/run/mariadbd.pid"
 	kill_pidfile "$T/run/munged.pid"
 	local san_failed=0
 	if [ -n "${SAN_PLUGIN:-}" ]; then
