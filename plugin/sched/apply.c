@@ -333,7 +333,8 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 		}
 	}
 	rc = _start(job_ptr, ok);
-	if (rc != SLURM_SUCCESS && ok && rc != ESLURM_NODES_BUSY) {
+	if (rc != SLURM_SUCCESS && ok && rc != ESLURM_NODES_BUSY &&
+	    rc != ESLURM_ACCOUNTING_POLICY) {
 		/* Slurm will not place the request on the planned nodes
 		 * (options the policy does not model: sockets, tasks, CPUs
 		 * per GPU): let it choose among all of them. */
@@ -351,8 +352,11 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 	verbose("sched/tidal: %pJ: start failed: %s", job_ptr,
 		slurm_strerror(rc));
 	/* Busy nodes free themselves within seconds (a preempted or
-	 * cancelled job completing): tried again the next cycle. */
-	if (rc != ESLURM_NODES_BUSY)
+	 * cancelled job completing): tried again the next cycle.  An
+	 * association or QOS limit that an earlier start of this cycle
+	 * reached: Slurm's Reason stays (QOSMaxGRESPerUser, ...), and the
+	 * next snapshot leaves the job out while the limit holds. */
+	if (rc != ESLURM_NODES_BUSY && rc != ESLURM_ACCOUNTING_POLICY)
 		_refusal(job_ptr, rc, now);
 	return 0;
 }

@@ -53,6 +53,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "src/common/assoc_mgr.h"
 #include "src/common/bitstring.h"
 #include "src/common/gres.h"
 #include "src/common/list.h"
@@ -141,6 +142,7 @@ typedef struct {
 	uint32_t seen; /* the cycle it was last taken in */
 	uint64_t fp;   /* fingerprint of the record it was copied from */
 	tidal_reason_memo_t memo; /* with the above: the line read each cycle */
+	int max_asked; /* --elastic-gpus maximum, before QOS limits cap it */
 	tidal_job_t job;
 } copy_t;
 
@@ -624,6 +626,98 @@ static bool _room_outside_resv(job_record_t *job_ptr, time_t now)
 	return room;
 }
 
+/* Where gres/gpu is among slurmctld's TRES; -1 if it is not tracked
+ * (AccountingStorageTRES without gres/gpu: no limit counts GPUs). */
+static int _gpu_tres_pos(void)
+{
+	slurmdb_tres_rec_t rec = { .type = "gres", .name = "gpu" };
+
+	return assoc_mgr_find_tres_pos(&rec, false);
+}
+
+/* Whether JOB_PTR's request, with GPUS GPUs instead if GPUS >= 0 (at
+ * gres/gpu's TRES position POS), passes its association and QOS limits
+ * on resources (acct_policy_job_runnable_post_select: it sets the job's
+ * Reason when it fails). */
+static bool _acct_ok_at(job_record_t *job_ptr, int pos, int gpus)
+{
+	uint64_t *tres = xcalloc(slurmctld_tres_cnt, sizeof(*tres));
+	bool ok;
+
+	memcpy(tres, job_ptr->tres_req_cnt, slurmctld_tres_cnt * sizeof(*tres));
+	if (pos >= 0 && pos < slurmctld_tres_cnt && gpus >= 0)
+		tres[pos] = (uint64_t)gpus;
+	ok = acct_policy_job_runnable_post_select(job_ptr, tres, false);
+	xfree(tres);
+	return ok;
+}
+
+static bool _limits_enforced(job_record_t *job_ptr)
+{
+	return (accounting_enforce & ACCOUNTING_ENFORCE_LIMITS) &&
+	       job_ptr->tres_req_cnt && slurmctld_tres_cnt > 0;
+}
+
+/* Association and QOS limits on the resources a job asks for (GPUs,
+ * CPUs, nodes: MaxTRESPerUser, GrpTRES, MaxTRESPerJob, ...), judged
+ * before the engine places it on what Slurm counted of its request at
+ * submission (TRES=, at its least node count), as sched/backfill judges
+ * a job before it reserves nodes for it; an elastic job at the least
+ * GPUs it can run on.  A job over a limit stays out of the engine's
+ * plan, so it holds no GPUs that jobs behind it could use, and keeps
+ * the Reason the check sets (QOSMaxGRESPerUser, ...).  select_nodes()
+ * checks again on the nodes chosen. */
+static bool _acct_limits_ok(job_record_t *job_ptr)
+{
+	tidal_env_options_t o;
+
+	if (!_limits_enforced(job_ptr))
+		return true;
+	tidal_env_options(job_ptr->spank_job_env, job_ptr->spank_job_env_size,
+			  &o);
+	return _acct_ok_at(job_ptr, o.max_gpus ? _gpu_tres_pos() : -1,
+			   o.max_gpus ? MAX(o.min_gpus, 1) : -1);
+}
+
+/* The most GPUs elastic job J (JOB_PTR's copy) may be given under its
+ * association and QOS limits, at most MAX (its --elastic-gpus maximum):
+ * the largest size whose request passes them, found by bisection.  A
+ * running job's own GPUs count in the usage its limits see, so its
+ * growth is judged as if those GPUs were asked for again: a cap on the
+ * safe side, and never below what it holds now (limits stop growth; they
+ * do not shrink a job).  The probes leave the job's Reason as it was. */
+static int _elastic_cap(job_record_t *job_ptr, const tidal_job_t *j, int max,
+			bool running)
+{
+	int pos, lo, hi, held = running ? j->gpus : 0;
+	uint32_t reason;
+	char *desc;
+	void *blocking;
+
+	if (!_limits_enforced(job_ptr) || (pos = _gpu_tres_pos()) < 0)
+		return max;
+	reason = job_ptr->state_reason;
+	desc = xstrdup(job_ptr->state_desc);
+	blocking = job_ptr->qos_blocking_ptr;
+	lo = MAX(j->min_gpus, 1) - 1; /* passes (or is held) */
+	hi = max;		       /* the answer is in (lo, hi] or lo */
+	if (!_acct_ok_at(job_ptr, pos, hi)) {
+		hi--;
+		while (lo < hi) {
+			int mid = lo + (hi - lo + 1) / 2;
+			if (_acct_ok_at(job_ptr, pos, mid))
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+	}
+	job_ptr->state_reason = reason;
+	xfree(job_ptr->state_desc);
+	job_ptr->state_desc = desc;
+	job_ptr->qos_blocking_ptr = blocking;
+	return MAX(MAX(hi, held), MAX(j->min_gpus, 1));
+}
+
 /* Pending jobs that Slurm itself would consider now, array records with
  * tasks to split included. */
 static bool _eligible_any(job_record_t *job_ptr, time_t now)
@@ -643,6 +737,8 @@ static bool _eligible_any(job_record_t *job_ptr, time_t now)
 	/* Association and QOS limits (they write their own Reason). */
 	if (!acct_policy_job_runnable_state(job_ptr) &&
 	    !acct_policy_job_runnable_pre_select(job_ptr, false))
+		return false;
+	if (!_acct_limits_ok(job_ptr))
 		return false;
 	/* Licences held by running jobs or reservations: Reason=Licenses,
 	 * as Slurm's scheduler says. */
@@ -998,7 +1094,12 @@ extern void tidal_snapshot_take(tidal_snap_t *snap)
 			goto keep;
 		_copy_job(job_ptr, &copies[c].job, running);
 		copies[c].fp = fp;
+		copies[c].max_asked = copies[c].job.max_gpus;
 keep:
+		if (copies[c].max_asked) /* limits move with other jobs */
+			copies[c].job.max_gpus = _elastic_cap(
+				job_ptr, &copies[c].job, copies[c].max_asked,
+				running);
 		copies[c].seen = cycle;
 		copies[c].memo.desc_seen = job_ptr->state_desc;
 		copies[c].memo.reason_seen = job_ptr->state_reason;

@@ -9,7 +9,8 @@
  *   job_list, find_job_record, job_independent     the job table
  *   job_array_*     no arrays: the job file cannot make one
  *   job_limits_check  one partition, up, without limits
- *   license_job_test, acct_policy_*   no licences, no limits
+ *   license_job_test, acct_policy_*   no licences, no limits (limits not
+ *                   enforced: accounting_enforce is 0)
  *   resv_list, job_test_resv   no reservations
  *   deadline_ok     Slurm's rule: the limit must end by the deadline
  *   select_nodes    takes GPUs on the allowed nodes (not in exc_node_bitmap)
@@ -179,6 +180,19 @@ bool acct_policy_job_runnable_pre_select(job_record_t *job_ptr,
 					 bool assoc_mgr_locked)
 {
 	return true;
+}
+
+/* Limits are not enforced (the cluster tier runs them through slurmdbd:
+ * tests/cluster/test_qos.sh), so the limit check on a job's TRES never
+ * reaches these. */
+uint16_t accounting_enforce = 0;
+int slurmctld_tres_cnt = 0;
+
+bool acct_policy_job_runnable_post_select(job_record_t *job_ptr,
+					  uint64_t *tres_req_cnt,
+					  bool assoc_mgr_locked)
+{
+	abort();
 }
 
 /* No job arrays here (the job file has none): the cluster tier runs them
