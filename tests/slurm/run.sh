@@ -304,7 +304,13 @@ for s in "${columns[@]:1}"; do
 		fi
 		if [[ $b != @(pass|skip|flaky) ]] || [[ $r == @(pass|skip) ]]; then
 			other=$((other + 1))
-			echo "  $t $s: $r (backfill: $b)"
+			# A skip where backfill passed is no failure, but the
+			# test's checks did not run: say why, if it is known.
+			if [ "$r" = skip ] && why=$(deliberate_why "$t" "$s"); then
+				echo "  $t $s: $r (backfill: $b), deliberate: $why"
+			else
+				echo "  $t $s: $r (backfill: $b)"
+			fi
 			continue
 		fi
 		if why=$(deliberate_why "$t" "$s"); then
