@@ -6,7 +6,8 @@
 #   make check-slurm-quick  tests/slurm/quick.list, the part that fits CI's
 #                           budget (one of make check's tiers), after
 #                           test_run_args.sh (run.sh's own arguments)
-# SLURM_SUITE_SCHED=backfill,fifo picks the schedulers of either.
+# SLURM_SUITE_SCHED=backfill,fifo picks the schedulers of either;
+# ACCOUNTING=1 runs each cluster with slurmdbd (Slurm's QOS tests run too).
 
 SLURM_SUITE_SCHED ?= backfill,fifo,tiresias,elastic-edf
 
