@@ -43,7 +43,8 @@ setup() {
 		sacctmgr -i add user root account=small
 } >/dev/null
 
-# run SCHED: the jobs under SCHED; "NAME STATE REASON" lines in $T/seen
+# run SCHED: the jobs under SCHED on a cluster of their own; each job's
+# "STATE REASON" in seen[SCHED,NAME]
 declare -A seen
 within() { # within LO HI N...: every N is a number in [LO, HI]
 	local lo=$1 hi=$2 n; shift 2
@@ -59,7 +60,7 @@ run() {
 CycleInterval=1
 ResizeSignal=none"
 	fi
-	setup || { fail "$s: sacctmgr could not set up the QOS and accounts"; return; }
+	setup || { fail "$s: sacctmgr could not set up the QOS and accounts"; cluster_down; return; }
 	declare -A id_of
 	for x in "a -q gpu8 --gpus=8" "b -q gpu8 --gpus=8" "c --gpus=4" \
 		"d -q job1 --gpus=1" "e -q job1 --gpus=1" "f -q pj4 --gpus=8" \
