@@ -1103,6 +1103,12 @@ keep:
 		copies[c].seen = cycle;
 		copies[c].memo.desc_seen = job_ptr->state_desc;
 		copies[c].memo.reason_seen = job_ptr->state_reason;
+		/* Array tasks split out during the walk lengthen it past
+		 * the size order[] was given before it. */
+		if (n_order == cap_order) {
+			cap_order = 2 * cap_order + 1024;
+			xrecalloc(order, cap_order, sizeof(*order));
+		}
 		order[n_order++] = c;
 	}
 }

@@ -10,6 +10,8 @@
 #                -d afterok:ARRAY_3           runs once task 3 is done
 #                --array=0-99, 32 GPUs each   1 runs, 64 wait as jobs of
 #                                             their own, the record says why
+#                20 of them released at once  1,280 tasks split in one cycle;
+#                                             slurmctld stays up
 #   tiresias,    --array=0-3                  all 4 tasks complete
 #   elastic-edf
 #
@@ -76,6 +78,26 @@ check "array $f: the array's record says why the rest wait" \
 	reason_has "$f" TidalQueue
 squeue -h -j "$f" -o '%i %T %r' | cut -c1-100 | head -3
 scancel "$f"
+
+# 20 such arrays eligible in one cycle: 1,280 tasks split out in one walk
+# (bench/load.sh's burst crashed slurmctld this way: the walk outgrew the
+# table the snapshot had sized before it).
+ids=
+for _ in $(seq 20); do
+	ids+="${ids:+,}$(submit -H --array=0-99 --gpus=32 -t 1 --wrap 'sleep 300')"
+done
+scontrol release "$ids"
+all_split() {
+	[ "$(scontrol -o show job | grep 'JobState=PENDING ' |
+		grep -c 'ArrayTaskId=[0-9]* ')" -ge $((20 * 64 - 1)) ]
+}
+check "20 arrays released at once: 64 tasks of each split out" wait_for 30 all_split
+sleep 3
+check "slurmctld is up after splitting them" scontrol ping
+check "one of their tasks runs" wait_for 20 eval '[ "$(squeue -h -t R -o %i | wc -l)" -eq 1 ]'
+IFS=, read -ra big <<<"$ids"
+scancel "${big[@]}"
+wait_for 60 no_jobs_active
 
 for policy in tiresias elastic-edf; do
 	set_tidal_conf "Policy=$policy
