@@ -98,6 +98,7 @@ start_job() {
 	topt=("$@")
 	local port common
 	port=$(free_port)
+	STORE_PORT=$port # its rendezvous store's port
 	# --no-bind unless a test binds from an XML: hwloc's live discovery
 	# leaks a little in its plugins, which LeakSanitizer (SAN=1) reports.
 	case " ${lopt[*]} " in *" --topology-xml "*) ;; *) lopt+=(--no-bind) ;; esac
@@ -346,7 +347,7 @@ print(st[0] if st else "closed", *args)
 PY
 	}
 	start_job 9 100000 --store-auth munge -- --ckpt-every 50
-	port9=$(tr '\0' ' ' </proc/$A/cmdline | grep -o '127\.0\.0\.1:[0-9]*' | cut -d: -f2)
+	port9=$STORE_PORT # (not from /proc/$A/cmdline: A may not have exec'd yet)
 	ranks_up 30 9
 	check "store auth: a 2-node run rendezvoused through an authenticated store" \
 		grep -q "generation 0 running" "$T/9-b.log"
