@@ -37,8 +37,11 @@
 #include "src/common/list.h"
 #include "src/common/log.h"
 #include "src/common/node_conf.h"
+#include "src/common/select.h"
+#include "src/common/slurm_cred.h"
 #include "src/common/xmalloc.h"
 #include "src/common/xstring.h"
+#include "src/slurmctld/acct_policy.h"
 #include "src/slurmctld/job_scheduler.h"
 #include "src/slurmctld/node_scheduler.h"
 #include "src/slurmctld/slurmctld.h"
@@ -282,6 +285,159 @@ static bitstr_t *_outside_reservations(bitstr_t *ok, bitstr_t *usable,
 	return ok;
 }
 
+/* ---- heterogeneous jobs ----
+ *
+ * A heterogeneous job is one decision, under its leader's id (snapshot.c
+ * gives the engine the leader with every component's GPUs and nodes).  Its
+ * components start together or not at all, on disjoint nodes, as Slurm's
+ * backfill starts them: first each component's nodes are found by the
+ * select plugin's test against the allocations of now (WILL_RUN with
+ * TEST_NOW_ONLY: nothing is allocated), the nodes found for one withheld
+ * from the next; only if every component fits is each started, restricted
+ * to the nodes found for it.  The batch script (or salloc's allocation)
+ * goes out with the last start: launch_job() and srun_allocate() wait for
+ * every component.  Should a start still fail, the components started are
+ * given back the way backfill gives them back (_het_undo).
+ */
+
+/* Nodes COMP can start on now, outside USED: SLURM_SUCCESS and *WHERE, or
+ * ESLURM_NODES_BUSY (or get_node_cnts()'s error). */
+static int _het_fit(job_record_t *comp, bitstr_t *used, time_t now,
+		    bitstr_t **where)
+{
+	struct job_details *det = comp->details;
+	uint32_t min_nodes, req_nodes, max_nodes;
+	uint32_t qos_flags = comp->qos_ptr ? comp->qos_ptr->flags : 0;
+	bitstr_t *avail, *usable;
+	time_t start_was = comp->start_time;
+	uint64_t flags_were = comp->bit_flags;
+	int rc;
+
+	*where = NULL;
+	rc = get_node_cnts(comp, qos_flags, comp->part_ptr, &min_nodes,
+			   &req_nodes, &max_nodes);
+	if (rc != SLURM_SUCCESS)
+		return rc;
+	avail = bit_copy(comp->part_ptr->node_bitmap);
+	bit_and(avail, avail_node_bitmap);
+	if ((usable = tidal_resv_usable(comp, now))) {
+		bit_and(avail, usable);
+		FREE_NULL_BITMAP(usable);
+	}
+	if (det->exc_node_bitmap)
+		bit_and_not(avail, det->exc_node_bitmap);
+	bit_and_not(avail, used);
+	if ((det->req_node_bitmap &&
+	     !bit_super_set(det->req_node_bitmap, avail)) ||
+	    bit_set_count(avail) < (int)min_nodes) {
+		FREE_NULL_BITMAP(avail);
+		return ESLURM_NODES_BUSY;
+	}
+	comp->bit_flags |= TEST_NOW_ONLY;
+	rc = select_g_job_test(comp, avail, min_nodes, max_nodes, req_nodes,
+			       SELECT_MODE_WILL_RUN, NULL, NULL, NULL);
+	if (rc == SLURM_SUCCESS && comp->start_time > now)
+		rc = ESLURM_NODES_BUSY;
+	else if (rc != SLURM_SUCCESS)
+		rc = ESLURM_NODES_BUSY;
+	comp->bit_flags = flags_were;
+	comp->start_time = start_was;
+	if (rc != SLURM_SUCCESS)
+		FREE_NULL_BITMAP(avail);
+	*where = avail;
+	return rc;
+}
+
+/* The components in COMP[0..N) that started, given back as backfill gives
+ * back a heterogeneous job that could not start whole: pending again, at
+ * the end of the credential lifetime. */
+static void _het_undo(job_record_t **comp, int n, time_t now)
+{
+	int cred_lifetime = 1200;
+
+	(void)slurm_cred_ctx_get(slurmctld_config.cred_ctx,
+				 SLURM_CRED_OPT_EXPIRY_WINDOW, &cred_lifetime);
+	for (int i = 0; i < n; i++) {
+		job_record_t *job_ptr = comp[i];
+		uint32_t flags_were;
+
+		if (IS_JOB_PENDING(job_ptr))
+			continue;
+		error("sched/tidal: %pJ given back: the rest of its heterogeneous job could not start",
+		      job_ptr);
+		job_ptr->details->begin_time = now + cred_lifetime + 1;
+		job_ptr->end_time = now;
+		job_ptr->job_state = JOB_PENDING | JOB_COMPLETING;
+		last_job_update = now;
+		build_cg_bitmap(job_ptr);
+		job_completion_logger(job_ptr, false);
+		deallocate_nodes(job_ptr, false, false, false);
+		flags_were = job_ptr->bit_flags;
+		job_ptr->bit_flags |= JOB_KILL_HURRY;
+		acct_policy_add_job_submit(job_ptr);
+		job_ptr->bit_flags = flags_were;
+		if (!job_ptr->node_bitmap_cg ||
+		    !bit_set_count(job_ptr->node_bitmap_cg))
+			batch_requeue_fini(job_ptr);
+	}
+}
+
+/* Start every component of the heterogeneous job LEADER, or none.  RET
+ * SLURM_SUCCESS, or why it waits (the leader's Reason says it). */
+static int _start_het(job_record_t *leader, time_t now)
+{
+	int n = list_count(leader->het_job_list), k = 0, rc = SLURM_SUCCESS;
+	job_record_t **comp = xcalloc(n + 1, sizeof(*comp));
+	bitstr_t **where = xcalloc(n + 1, sizeof(*where));
+	bitstr_t *used = bit_alloc(node_record_count);
+	ListIterator it = list_iterator_create(leader->het_job_list);
+	job_record_t *job_ptr;
+	int failed = -1;
+
+	while ((job_ptr = list_next(it)) && k < n) {
+		if (job_ptr->het_job_id != leader->job_id ||
+		    !_still_pending(job_ptr, now) || !job_ptr->part_ptr) {
+			rc = ESLURM_JOB_PENDING; /* the next cycle looks again */
+			break;
+		}
+		comp[k++] = job_ptr;
+	}
+	list_iterator_destroy(it);
+	for (int i = 0; rc == SLURM_SUCCESS && i < k; i++) {
+		rc = _het_fit(comp[i], used, now, &where[i]);
+		if (rc == SLURM_SUCCESS)
+			bit_or(used, where[i]);
+		else
+			failed = i;
+	}
+	if (rc == SLURM_SUCCESS) {
+		for (int i = 0; i < k; i++) {
+			if ((rc = _start(comp[i], where[i])) == SLURM_SUCCESS)
+				continue;
+			error("sched/tidal: %pJ did not start (%s) where its test placed it",
+			      comp[i], slurm_strerror(rc));
+			_het_undo(comp, i, now);
+			failed = i;
+			break;
+		}
+	}
+	if (failed >= 0 && rc != ESLURM_JOB_PENDING) {
+		char why[200];
+
+		snprintf(why, sizeof(why),
+			 "heterogeneous job: component %d (JobId=%u) does not fit beside the others now (%s)",
+			 comp[failed]->het_job_offset, comp[failed]->job_id,
+			 slurm_strerror(rc));
+		tidal_set_reason(leader, TIDAL_HOLD_PREFIX, why);
+	}
+	for (int i = 0; i < k; i++)
+		FREE_NULL_BITMAP(where[i]);
+	FREE_NULL_BITMAP(used);
+	xfree(where);
+	xfree(comp);
+	return rc;
+}
+
 static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 			job_record_t *job_ptr, time_t now)
 {
@@ -300,6 +456,12 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 	 * array's %N (Slurm then sets Reason=JobArrayTaskLimit). */
 	if (job_ptr->array_task_id != NO_VAL && !job_array_start_test(job_ptr))
 		return 0;
+	if (job_ptr->het_job_list) {
+		if (_start_het(job_ptr, now) != SLURM_SUCCESS)
+			return 0;
+		tidal_forget_requeue(job_ptr->job_id);
+		return 1;
+	}
 	if (sj && sj->max_gpus && d->gpus > 0 && d->gpus != sj->gpus) {
 		/* An elastic job starts at the size the policy chose. */
 		tidal_resize_t *r = tidal_resize_find(d->job);
@@ -372,6 +534,11 @@ static void _apply_preempt(const tidal_decision_t *d, job_record_t *job_ptr)
 		      job_ptr);
 		return;
 	}
+	/* A heterogeneous job is requeued whole, through its leader (Slurm
+	 * refuses to requeue any other component alone). */
+	if (job_ptr->het_job_id && job_ptr->het_job_id != job_ptr->job_id &&
+	    !(job_ptr = find_job_record(job_ptr->het_job_id)))
+		return;
 	rc = job_requeue(0, job_ptr->job_id, NULL, false, 0);
 	if (rc != SLURM_SUCCESS) {
 		error("sched/tidal: requeue of %pJ failed: %s", job_ptr,
@@ -380,6 +547,15 @@ static void _apply_preempt(const tidal_decision_t *d, job_record_t *job_ptr)
 	}
 	info("sched/tidal: requeued %pJ: %s", job_ptr, d->reason);
 	tidal_note_requeue(job_ptr->job_id, time(NULL));
+	if (job_ptr->het_job_list) {
+		ListIterator it = list_iterator_create(job_ptr->het_job_list);
+		job_record_t *comp;
+
+		while ((comp = list_next(it)))
+			if (comp != job_ptr)
+				tidal_note_requeue(comp->job_id, time(NULL));
+		list_iterator_destroy(it);
+	}
 	tidal_set_reason(job_ptr, TIDAL_PREEMPT_PREFIX, d->reason);
 }
 
@@ -667,7 +843,8 @@ static int _start_resv_jobs(time_t now)
 	}
 	qsort(jobs, k, sizeof(*jobs), _by_priority);
 	for (int i = 0; i < k; i++) {
-		int rc = _start(jobs[i], NULL);
+		int rc = jobs[i]->het_job_list ? _start_het(jobs[i], now)
+					       : _start(jobs[i], NULL);
 		if (rc == SLURM_SUCCESS)
 			started++;
 		else

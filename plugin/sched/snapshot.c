@@ -718,13 +718,13 @@ static int _elastic_cap(job_record_t *job_ptr, const tidal_job_t *j, int max,
 	return MAX(MAX(hi, held), MAX(j->min_gpus, 1));
 }
 
-/* Pending jobs that Slurm itself would consider now, array records with
- * tasks to split included. */
-static bool _eligible_any(job_record_t *job_ptr, time_t now)
+/* One pending record that Slurm itself would consider now, an array
+ * record with tasks to split included. */
+static bool _eligible_one(job_record_t *job_ptr, time_t now)
 {
 	if (!IS_JOB_PENDING(job_ptr) || IS_JOB_COMPLETING(job_ptr) ||
 	    !job_ptr->details || !job_ptr->part_ptr ||
-	    job_ptr->priority == 0 || job_ptr->het_job_id)
+	    job_ptr->priority == 0)
 		return false;
 	if (job_ptr->details->begin_time > now) /* Tidal's requeue delay? */
 		tidal_fix_requeue_delay(job_ptr, now);
@@ -766,6 +766,32 @@ static bool _eligible_any(job_record_t *job_ptr, time_t now)
 	    !_room_outside_resv(job_ptr, now))
 		return false;
 	return true;
+}
+
+/* Pending jobs that Slurm itself would consider now.  A heterogeneous
+ * job is taken whole, under its leader's record: the leader is eligible
+ * when every component is (each keeps the Reason Slurm's checks give it),
+ * and the other components are never in the snapshot.  apply.c starts all
+ * of its components at once on disjoint nodes, or none, as backfill does
+ * (the only scheduler of Slurm's own that starts them). */
+static bool _eligible_any(job_record_t *job_ptr, time_t now)
+{
+	ListIterator it;
+	job_record_t *comp;
+	bool ok = true;
+
+	if (!job_ptr->het_job_id)
+		return _eligible_one(job_ptr, now);
+	if (job_ptr->het_job_offset || !job_ptr->het_job_list ||
+	    job_ptr->het_job_id != job_ptr->job_id)
+		return false;
+	it = list_iterator_create(job_ptr->het_job_list);
+	while ((comp = list_next(it)))
+		if (comp->het_job_id != job_ptr->job_id ||
+		    !_eligible_one(comp, now))
+			ok = false; /* the others still get their Reasons */
+	list_iterator_destroy(it);
+	return ok;
 }
 
 /* Pending jobs the engine is given. */
@@ -863,6 +889,19 @@ static uint64_t _fingerprint(job_record_t *job_ptr, bool running)
 		h = _mix(h, ((uint64_t)job_ptr->part_ptr->max_time << 32) |
 				    job_ptr->part_ptr->default_time);
 	h = _mix(h, ((uint64_t)det->min_nodes << 32) | det->num_tasks);
+	if (!running && job_ptr->het_job_list) { /* _het_request() */
+		ListIterator it = list_iterator_create(job_ptr->het_job_list);
+		job_record_t *comp;
+
+		while ((comp = list_next(it)))
+			if (comp != job_ptr && comp->details) {
+				h = _mix(h, (uintptr_t)comp->gres_list_req);
+				h = _mix(h, ((uint64_t)comp->details->min_nodes
+					     << 32) |
+						    comp->details->num_tasks);
+			}
+		list_iterator_destroy(it);
+	}
 	if (running) {
 		h = _mix(h, (uint64_t)job_ptr->start_time);
 		h = _mix(h, (uintptr_t)job_ptr->node_bitmap);
@@ -907,6 +946,27 @@ static void _prefetch_details(job_record_t *job_ptr)
 	__builtin_prefetch(&det->min_nodes);
 }
 
+/* A pending heterogeneous job's leader stands for the whole job: the GPUs
+ * and nodes of its other components are added to its own request.  Its
+ * components start on disjoint nodes, so its nodes are their sum. */
+static void _het_request(job_record_t *leader, tidal_job_t *j)
+{
+	ListIterator it = list_iterator_create(leader->het_job_list);
+	job_record_t *comp;
+
+	while ((comp = list_next(it))) {
+		tidal_job_t c = { 0 };
+
+		if (comp == leader || !comp->details)
+			continue;
+		_job_request(comp, &c);
+		j->gpus += c.gpus;
+		j->min_nodes += c.min_nodes;
+	}
+	list_iterator_destroy(it);
+	j->gpus_per_node = 0;
+}
+
 static void _copy_job(job_record_t *job_ptr, tidal_job_t *j, bool running)
 {
 	_job_free(j);
@@ -926,6 +986,13 @@ static void _copy_job(job_record_t *job_ptr, tidal_job_t *j, bool running)
 	tidal_job_options(job_ptr->spank_job_env, job_ptr->spank_job_env_size,
 			  j);
 	_job_request(job_ptr, j);
+	if (job_ptr->het_job_id) {
+		/* Never resized: a component cannot be requeued alone, and
+		 * its GPUs are not the whole job's. */
+		j->min_gpus = j->max_gpus = 0;
+		if (!running && job_ptr->het_job_list)
+			_het_request(job_ptr, j);
+	}
 	if (running) {
 		j->state = TIDAL_JOB_RUNNING;
 		j->start = (double)job_ptr->start_time;

@@ -217,6 +217,45 @@ job_record_t *job_array_post_sched(job_record_t *job_ptr)
 	abort();
 }
 
+/* No heterogeneous jobs here (the job file cannot make one): the cluster
+ * tier starts them through the real slurmctld (tests/cluster/test_het.sh).
+ * apply.c's start of one, and its undo, are never reached. */
+bitstr_t *avail_node_bitmap;
+slurmctld_config_t slurmctld_config;
+
+int get_node_cnts(job_record_t *job_ptr, uint32_t qos_flags,
+		  part_record_t *part_ptr, uint32_t *min_nodes,
+		  uint32_t *req_nodes, uint32_t *max_nodes)
+{
+	abort();
+}
+
+void build_cg_bitmap(job_record_t *job_ptr)
+{
+	abort();
+}
+
+void job_completion_logger(job_record_t *job_ptr, bool requeue)
+{
+	abort();
+}
+
+void deallocate_nodes(job_record_t *job_ptr, bool timeout, bool suspended,
+		      bool preempted)
+{
+	abort();
+}
+
+void acct_policy_add_job_submit(job_record_t *job_ptr)
+{
+	abort();
+}
+
+void batch_requeue_fini(job_record_t *job_ptr)
+{
+	abort();
+}
+
 /* slurm_free_job_desc_msg() calls it, which would load the select plugin
  * (and read slurm.conf): there is none here, and no jobinfo to free. */
 int select_g_select_jobinfo_free(dynamic_plugin_data_t *jobinfo)
