@@ -597,10 +597,20 @@ static void _call_off_resize(const tidal_decision_t *d,
 		return;
 	if (r->cmd && !tidal_agent_withdraw(r->cmd)) {
 		if (d->gpus > 0 && d->gpus != r->gpus) {
+			char note[200];
+
 			info("sched/tidal: resize of %pJ: checkpoint_stop already "
 			     "delivered; it restarts at %d GPUs, the size the "
 			     "policy keeps",
 			     job_ptr, d->gpus);
+			/* The job's story says so too: without this line it
+			 * reads "resize from 4 to 1 decided ... requeued, to
+			 * restart at 4 GPUs". */
+			snprintf(note, sizeof(note),
+				 "the policy now keeps it at %d GPUs, not %d; checkpoint_stop was already delivered, so it restarts at %d",
+				 d->gpus, r->gpus, d->gpus);
+			tidal_agent_note(job_ptr->job_id, (double)time(NULL),
+					 note);
 			r->gpus = d->gpus;
 			r->nodes = _decision_nodes(d);
 		}
