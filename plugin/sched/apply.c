@@ -457,9 +457,16 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 	if (job_ptr->array_task_id != NO_VAL && !job_array_start_test(job_ptr))
 		return 0;
 	if (job_ptr->het_job_list) {
+		ListIterator it;
+		job_record_t *comp;
+
 		if (_start_het(job_ptr, now) != SLURM_SUCCESS)
 			return 0;
-		tidal_forget_requeue(job_ptr->job_id);
+		/* _apply_preempt noted every component's requeue. */
+		it = list_iterator_create(job_ptr->het_job_list);
+		while ((comp = list_next(it)))
+			tidal_forget_requeue(comp->job_id);
+		list_iterator_destroy(it);
 		return 1;
 	}
 	if (sj && sj->max_gpus && d->gpus > 0 && d->gpus != sj->gpus) {
