@@ -94,11 +94,13 @@ agents_idle() {
 	sdiag 2>/dev/null | awk '/^Agent queue size:/ { q = $4 } /^Agent count:/ { c = $3 }
 		END { exit !(q == "0" && c == "0") }'
 }
-pids_of() { # pids_of COMM JOB: that job's processes named COMM
-	local p
+pids_of() { # pids_of COMM JOB: that job's processes named COMM, in this
+	# cluster only (another test cluster on the machine has a job 2 too)
+	local p env
 	for p in $(pgrep -x "$1"); do
-		tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
-			grep -qx "SLURM_JOB_ID=$2" && echo "$p"
+		env=$(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null)
+		grep -qx "SLURM_JOB_ID=$2" <<<"$env" &&
+			grep -qx "SLURM_CONF=$SLURM_CONF" <<<"$env" && echo "$p"
 	done
 }
 rank1() { # E's rank 1 trainers
