@@ -1,8 +1,9 @@
 /*
  * train_cuda.cc - tidal-train --bench-gemm on a GPU, built only with
- * HAVE_CUDA: cuBLAS SGEMM alone at each of the model's GEMM shapes, against
- * a whole training step of the cuda-nccl backend (world 1), and the
- * checkpoint's write and read rates with the device copies included.
+ * HAVE_CUDA: cuBLAS SGEMM alone at each of the model's GEMM shapes and at
+ * the device's peak (one 8192^3 product), against a whole training step of
+ * the cuda-nccl backend (world 1), and the checkpoint's write and read rates
+ * with the device copies included.
  * Printed as a table so a session with a GPU gets every number from one
  * command (bench/gpu.sh).
  *
@@ -121,6 +122,9 @@ bool time_gemms(std::vector<Gemm> &gs)
 }
 
 double tflops(double flops, double ms) { return flops / (ms / 1e3) / 1e12; }
+
+/* The square SGEMM that stands for the device's FP32 peak (3 x 256 MB). */
+constexpr size_t kPeakN = 8192;
 
 /* Checkpoint write (D2H + file) and read (file + H2D) through the real
  * checkpoint code, in a fresh directory under $TIDAL_BENCH_DIR or /tmp. */
@@ -290,6 +294,18 @@ int bench_gemm_cuda(const Options &o)
 	printf("  %-40s %8.3f %8.2f  (%.0f%% of the GEMM-only rate)\n",
 	       "training step (fwd+bwd+Adam, world 1)", step_ms,
 	       tflops(flops, step_ms), 100 * gemm_ms / step_ms);
+	/* The device's SGEMM peak: one large square product, the best FP32
+	 * rate cuBLAS reaches here, so the step's rate has a ceiling. */
+	std::vector<Gemm> peak = {{"peak", false, false, kPeakN, kPeakN,
+				   kPeakN, 1}};
+	if (time_gemms(peak)) {
+		double top = tflops(2.0 * kPeakN * kPeakN * kPeakN, peak[0].ms);
+		char what[64];
+		snprintf(what, sizeof what, "cuBLAS SGEMM peak %zux%zux%zu",
+			 kPeakN, kPeakN, kPeakN);
+		printf("  %-40s %8.3f %8.2f  (the step: %.0f%% of it)\n", what,
+		       peak[0].ms, top, 100 * tflops(flops, step_ms) / top);
+	}
 	printf("  %-40s %8.3f\n", "host data generation per step", data_ms);
 	bench_checkpoint(o, *t, n);
 	return 0;
