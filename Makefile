@@ -113,7 +113,7 @@ $(BUILD)/tidal-sim: $(BUILD)/obj/sim/main.o $(BUILD)/libtidal-sim.a \
 # tidald (nodeagent/).
 #
 # Code shared by the three programs (checkpoint format, rendezvous store,
-# wire client, topology) is archived in libtidal-node.a; each component's
+# the wire of proto/, topology) is archived in libtidal-node.a; each component's
 # .mk appends its library sources to NODE_LIB_SRC, its extra flags to
 # NODE_CFLAGS / NODE_LIBS and its programs to NODE_TARGETS.
 
@@ -122,6 +122,7 @@ NODE_CFLAGS := $(MUNGE_CFLAGS)
 NODE_LIBS := $(MUNGE_LIBS) -pthread
 NODE_TARGETS :=
 
+include proto/proto.mk
 -include trainer/trainer.mk
 -include launcher/launcher.mk
 -include nodeagent/nodeagent.mk

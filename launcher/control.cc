@@ -23,19 +23,6 @@ namespace {
 
 constexpr size_t kMaxLine = 64 * 1024;
 
-bool make_addr(const std::string &path, sockaddr_un &a, std::string &err)
-{
-	std::memset(&a, 0, sizeof a);
-	a.sun_family = AF_UNIX;
-	if (path.size() >= sizeof a.sun_path) {
-		err = path + ": socket path longer than " +
-		      std::to_string(sizeof a.sun_path - 1) + " bytes";
-		return false;
-	}
-	std::memcpy(a.sun_path, path.c_str(), path.size());
-	return true;
-}
-
 /* mkdir -p DIR (mode 0755). */
 bool make_dirs(const std::string &dir, std::string &err)
 {
@@ -68,7 +55,7 @@ void ControlServer::close()
 bool ControlServer::open(const std::string &path, std::string &err)
 {
 	sockaddr_un a;
-	if (!make_addr(path, a, err) ||
+	if (!wire::unix_addr(path, &a, &err) ||
 	    !make_dirs(path.substr(0, path.rfind('/')), err))
 		return false;
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -122,7 +109,7 @@ void ControlServer::accept_one()
 	socklen_t len = sizeof cr;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 ||
 	    (cr.uid != 0 && cr.uid != getuid())) {
-		std::string m = error_reply(
+		std::string m = wire::error_reply(
 			"permission denied: uid " + std::to_string(cr.uid) +
 			" is neither root nor the job's uid " +
 			std::to_string(getuid()));
@@ -162,11 +149,10 @@ void ControlServer::read_client(int fd, std::vector<Request> &out)
 		Request r;
 		r.client = fd;
 		json_object *o = json_tokener_parse(line.c_str());
-		json_object *v = nullptr, *op = nullptr;
+		json_object *op = nullptr;
 		if (!o || !json_object_is_type(o, json_type_object))
 			r.error = "request is not a JSON object";
-		else if (!json_object_object_get_ex(o, "v", &v) ||
-			 json_object_get_int(v) != 1)
+		else if (wire::version_of(o) != TIDAL_WIRE_VERSION)
 			r.error = "unsupported version: need \"v\":1";
 		else if (!json_object_object_get_ex(o, "op", &op) ||
 			 !json_object_is_type(op, json_type_string))
@@ -195,63 +181,6 @@ void ControlServer::reply(int client, const std::string &line)
 	if (send(client, m.data(), m.size(), MSG_NOSIGNAL) !=
 	    (ssize_t)m.size())
 		drop(client);
-}
-
-std::string ControlServer::error_reply(const std::string &msg)
-{
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "v", json_object_new_int(1));
-	json_object_object_add(o, "ok", json_object_new_boolean(0));
-	json_object_object_add(o, "error", json_object_new_string(msg.c_str()));
-	std::string s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	json_object_put(o);
-	return s;
-}
-
-bool unix_request(const std::string &path, const std::string &line,
-		  double timeout_s, std::string &reply, std::string &err)
-{
-	sockaddr_un a;
-	if (!make_addr(path, a, err))
-		return false;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		err = std::string("socket: ") + std::strerror(errno);
-		return false;
-	}
-	struct timeval tv = { (time_t)timeout_s,
-			      (suseconds_t)((timeout_s - (time_t)timeout_s) *
-					    1e6) };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-	std::string m = line + "\n";
-	if (connect(fd, (sockaddr *)&a, sizeof a) < 0) {
-		err = path + ": " + std::strerror(errno);
-		::close(fd);
-		return false;
-	}
-	/* A refusal may already be waiting: read it even if the send
-	 * fails. */
-	int send_errno = send(fd, m.data(), m.size(), MSG_NOSIGNAL) ==
-					 (ssize_t)m.size() ? 0 : errno;
-	reply.clear();
-	char c;
-	ssize_t n;
-	while ((n = recv(fd, &c, 1, 0)) == 1 && c != '\n')
-		reply += c;
-	int recv_errno = errno;
-	close(fd);
-	if (n < 0 || (n == 0 && reply.empty())) {
-		if (n < 0 && recv_errno == EAGAIN)
-			err = path + ": no reply within " +
-			      std::to_string((int)timeout_s) + " s";
-		else
-			err = path + ": " +
-			      std::strerror(send_errno ? send_errno :
-					    n < 0 ? recv_errno : ECONNRESET);
-		return false;
-	}
-	return true;
 }
 
 } /* namespace tidal::launch */

@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "proto/wire.h"
+
 namespace tidal::launch {
 
 struct Request {
@@ -45,8 +47,6 @@ public:
 	void service(const std::vector<pollfd> &fds, std::vector<Request> &out);
 	/* Send LINE (one JSON object, no newline) to CLIENT, if still there. */
 	void reply(int client, const std::string &line);
-	/* {"v":1,"ok":false,"error":MSG} */
-	static std::string error_reply(const std::string &msg);
 
 private:
 	struct Client {
@@ -60,11 +60,5 @@ private:
 	std::string path_;
 	std::map<int, Client> clients_;
 };
-
-/* Client side, for tidald's local socket and the tests: connect to the
- * unix socket PATH, send LINE, read one reply line within TIMEOUT_S.
- * RET false with ERR. */
-bool unix_request(const std::string &path, const std::string &line,
-		  double timeout_s, std::string &reply, std::string &err);
 
 } /* namespace tidal::launch */

@@ -6,7 +6,7 @@
 #include "launcher/launcher.h"
 
 #include "launcher/log.h"
-#include "nodeagent/wire.h"
+#include "proto/wire.h"
 
 #include <poll.h>
 #include <signal.h>

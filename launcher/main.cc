@@ -28,9 +28,9 @@ int control_client(const tidal::launch::Options &o)
 	std::string sock = o.run_dir + "/" + o.node + "/launch-" + o.job +
 			   ".sock";
 	std::string reply, err;
-	if (!tidal::launch::unix_request(sock, "{\"v\":1,\"op\":\"" +
-						       o.ctl_op + "\"}",
-					 kCtlTimeoutS, reply, err)) {
+	if (!tidal::wire::unix_request(sock,
+				       "{\"v\":1,\"op\":\"" + o.ctl_op + "\"}",
+				       &reply, kCtlTimeoutS * 1000, &err)) {
 		std::fprintf(stderr, "tidal-launch: error: %s\n", err.c_str());
 		return 1;
 	}

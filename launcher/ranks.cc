@@ -19,6 +19,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "proto/json.h"
+
 extern char **environ;
 
 namespace tidal::launch {
@@ -26,26 +28,6 @@ namespace tidal::launch {
 namespace {
 
 constexpr int kEventFd = 3;
-
-double num(json_object *o, const char *key, bool *present = nullptr)
-{
-	json_object *v;
-	bool ok = json_object_object_get_ex(o, key, &v) && v &&
-		  (json_object_is_type(v, json_type_double) ||
-		   json_object_is_type(v, json_type_int));
-	if (present)
-		*present = ok;
-	return ok ? json_object_get_double(v) : 0;
-}
-
-std::string str(json_object *o, const char *key)
-{
-	json_object *v;
-	if (json_object_object_get_ex(o, key, &v) && v &&
-	    json_object_is_type(v, json_type_string))
-		return json_object_get_string(v);
-	return "";
-}
 
 /* The child's environment: ours with SPEC's variables replacing any of
  * the same name.  Built before fork (the child may only make async-
@@ -90,16 +72,16 @@ bool parse_event(const std::string &line, Event &out, std::string &err)
 		return false;
 	}
 	out = Event();
-	out.ev = str(o, "ev");
+	out.ev = wire::get_string(o, "ev");
 	bool has;
-	out.rank = (int)num(o, "rank", &has);
+	out.rank = (int)wire::get_number(o, "rank", 0, &has);
 	if (!has)
 		out.rank = -1;
-	out.step = (uint64_t)num(o, "step");
-	out.loss = num(o, "loss", &out.has_loss);
-	out.it_s = num(o, "it_s");
-	out.samples_s = num(o, "samples_s");
-	double g = num(o, "gns", &has);
+	out.step = (uint64_t)wire::get_number(o, "step");
+	out.loss = wire::get_number(o, "loss", 0, &out.has_loss);
+	out.it_s = wire::get_number(o, "it_s");
+	out.samples_s = wire::get_number(o, "samples_s");
+	double g = wire::get_number(o, "gns", 0, &has);
 	if (has)
 		out.gns = g;
 	json_object *st;
@@ -107,12 +89,12 @@ bool parse_event(const std::string &line, Event &out, std::string &err)
 	    json_object_is_type(st, json_type_object))
 		out.stages_json = json_object_to_json_string_ext(
 			st, JSON_C_TO_STRING_PLAIN);
-	out.path = str(o, out.ev == "start" ? "resumed" : "path");
-	out.bytes = (uint64_t)num(o, "bytes");
-	out.ms = num(o, "ms");
-	out.mb_s = num(o, "mb_s");
-	out.backend = str(o, "backend");
-	out.error = str(o, "error");
+	out.path = wire::get_string(o, out.ev == "start" ? "resumed" : "path");
+	out.bytes = (uint64_t)wire::get_number(o, "bytes");
+	out.ms = wire::get_number(o, "ms");
+	out.mb_s = wire::get_number(o, "mb_s");
+	out.backend = wire::get_string(o, "backend");
+	out.error = wire::get_string(o, "error");
 	json_object_put(o);
 	if (out.ev.empty()) {
 		err = "no \"ev\" member";

@@ -43,7 +43,8 @@ json_object *tidald_call(const std::string &sock, json_object *req,
 		req, JSON_C_TO_STRING_PLAIN);
 	json_object_put(req);
 	std::string reply;
-	if (!unix_request(sock, line, timeout_s, reply, err))
+	if (!wire::unix_request(sock, line, &reply, (int)(timeout_s * 1000),
+				&err))
 		return nullptr;
 	json_object *o = json_tokener_parse(reply.c_str());
 	json_object *ok;
@@ -66,10 +67,7 @@ json_object *tidald_call(const std::string &sock, json_object *req,
 
 json_object *request(const char *op)
 {
-	json_object *r = json_object_new_object();
-	json_object_object_add(r, "v", json_object_new_int(1));
-	json_object_object_add(r, "op", json_object_new_string(op));
-	return r;
+	return wire::new_message(op);
 }
 
 /* Ask tidald to make JOB's newest checkpoint available locally. */

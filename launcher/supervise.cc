@@ -180,7 +180,7 @@ void Launcher::on_event(Rank &r, const Event &e)
 				  "stays " + kept;
 		note("error: %s", msg.c_str());
 		for (int client : want_ckpt_)
-			ctl_.reply(client, ControlServer::error_reply(msg));
+			ctl_.reply(client, wire::error_reply(msg));
 		want_ckpt_.clear();
 	} else if (e.ev == "stopped") {
 		r.stopped = true;
@@ -200,7 +200,7 @@ void Launcher::on_event(Rank &r, const Event &e)
 void Launcher::on_request(const Request &q)
 {
 	if (!q.error.empty()) {
-		ctl_.reply(q.client, ControlServer::error_reply(q.error));
+		ctl_.reply(q.client, wire::error_reply(q.error));
 		return;
 	}
 	if (q.op == "status") {
@@ -208,28 +208,32 @@ void Launcher::on_request(const Request &q)
 		return;
 	}
 	if (q.op != "checkpoint" && q.op != "checkpoint_stop") {
-		ctl_.reply(q.client, ControlServer::error_reply(
-			"unknown op '" + q.op + "': one of status, checkpoint, "
-			"checkpoint_stop"));
+		ctl_.reply(q.client,
+			   wire::error_reply("unknown op '" + q.op +
+					     "': one of status, checkpoint, "
+					     "checkpoint_stop"));
 		return;
 	}
 	if (o_.node_index != 0) {
-		ctl_.reply(q.client, ControlServer::error_reply(
-			"only node 0's launcher serves " + q.op + " (this is " +
-			o_.node + ", node index " +
-			std::to_string(o_.node_index) + ")"));
+		ctl_.reply(q.client,
+			   wire::error_reply(
+				   "only node 0's launcher serves " + q.op +
+				   " (this is " + o_.node + ", node index " +
+				   std::to_string(o_.node_index) + ")"));
 		return;
 	}
 	if (state_ == State::Finished) {
-		ctl_.reply(q.client, ControlServer::error_reply(
-			"training finished at step " + std::to_string(step_)));
+		ctl_.reply(q.client,
+			   wire::error_reply("training finished at step " +
+					     std::to_string(step_)));
 		return;
 	}
 	if (state_ == State::Stopped) {
 		/* Already stopped: that checkpoint is the answer. */
-		ctl_.reply(q.client, last_ckpt_ ? ckpt_json(*last_ckpt_) :
-			   ControlServer::error_reply("stopped without a "
-						      "checkpoint"));
+		ctl_.reply(q.client,
+			   last_ckpt_ ? ckpt_json(*last_ckpt_)
+				      : wire::error_reply("stopped without a "
+							  "checkpoint"));
 		return;
 	}
 	bool stop = q.op == "checkpoint_stop";
@@ -342,8 +346,10 @@ void Launcher::after_exits()
 	}
 	const std::optional<Ckpt> &c = stop_ckpt_ ? stop_ckpt_ : last_ckpt_;
 	for (int client : want_stop_)
-		ctl_.reply(client, c ? ckpt_json(*c) : ControlServer::error_reply(
-			"the trainers stopped without a checkpoint"));
+		ctl_.reply(client,
+			   c ? ckpt_json(*c)
+			     : wire::error_reply("the trainers stopped without "
+						 "a checkpoint"));
 	want_stop_.clear();
 	if (state_ == State::Terminating) {
 		note("trainers exited after SIGTERM%s; exiting%s",
@@ -358,8 +364,9 @@ void Launcher::after_exits()
 		stopped_at_ = now_s();
 		owed_signal_ = 0;
 		for (int client : want_ckpt_)
-			ctl_.reply(client, c ? ckpt_json(*c) :
-				   ControlServer::error_reply("no checkpoint"));
+			ctl_.reply(client,
+				   c ? ckpt_json(*c)
+				     : wire::error_reply("no checkpoint"));
 		want_ckpt_.clear();
 		note("trainers stopped at step %llu; waiting for SIGTERM "
 		     "(resuming in %g s otherwise)", (unsigned long long)step_,
@@ -424,18 +431,16 @@ void Launcher::poll_remote_end()
 void Launcher::answer_pending(const std::string &error)
 {
 	for (int client : want_ckpt_)
-		ctl_.reply(client, ControlServer::error_reply(error));
+		ctl_.reply(client, wire::error_reply(error));
 	for (int client : want_stop_)
-		ctl_.reply(client, ControlServer::error_reply(error));
+		ctl_.reply(client, wire::error_reply(error));
 	want_ckpt_.clear();
 	want_stop_.clear();
 }
 
 std::string Launcher::ckpt_json(const Ckpt &c) const
 {
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "v", json_object_new_int(1));
-	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	json_object *o = wire::ok_reply();
 	json_object_object_add(o, "step", json_object_new_int64(c.step));
 	json_object_object_add(o, "path", json_object_new_string(c.path.c_str()));
 	json_object_object_add(o, "bytes", json_object_new_int64(c.bytes));
@@ -457,12 +462,10 @@ std::string Launcher::status_json() const
 			    state_ == State::Starting && generation_ > 0 ?
 				    "restarting" :
 				    "running";
-	json_object *o = json_object_new_object();
+	json_object *o = wire::ok_reply();
 	auto add = [o](const char *k, json_object *v) {
 		json_object_object_add(o, k, v);
 	};
-	add("v", json_object_new_int(1));
-	add("ok", json_object_new_boolean(1));
 	add("job", json_object_new_string(o_.job.c_str()));
 	add("node", json_object_new_string(o_.node.c_str()));
 	add("world", json_object_new_int(world_));

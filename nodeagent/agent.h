@@ -23,7 +23,7 @@
 #include <set>
 #include <string>
 
-#include "nodeagent/wire.h"
+#include "proto/wire.h"
 
 namespace tidal::agent
 {

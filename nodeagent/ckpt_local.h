@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "nodeagent/wire.h"
+#include "proto/wire.h"
 
 namespace tidal::agent
 {

@@ -43,11 +43,7 @@ namespace
 
 std::string fail_line(const std::string &msg)
 {
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "v", json_object_new_int(1));
-	json_object_object_add(o, "ok", json_object_new_boolean(0));
-	json_object_object_add(o, "error", json_object_new_string(msg.c_str()));
-	return to_line(o);
+	return error_reply(msg) + "\n";
 }
 
 /* WARN: what the launcher should tell the job's log (corrupt newer
@@ -56,8 +52,7 @@ std::string found_line(const std::string &path, uint64_t step,
 		       const std::string &from, int64_t bytes, double ms,
 		       const std::vector<std::string> &warn = {})
 {
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "v", json_object_new_int(1));
+	json_object *o = new_message();
 	json_object_object_add(o, "ok", json_object_new_boolean(1));
 	json_object_object_add(o, "path", json_object_new_string(path.c_str()));
 	json_object_object_add(o, "step", json_object_new_int64((int64_t)step));
@@ -88,9 +83,7 @@ using Where = WhereReply;
 /* Ask the plugin where JOB's checkpoints are; RET false with *ERR. */
 static bool ask_where(Agent &a, uint64_t job, Where *w, std::string *err)
 {
-	json_object *q = json_object_new_object();
-	json_object_object_add(q, "version", json_object_new_int(1));
-	json_object_object_add(q, "op", json_object_new_string("ckpt_where"));
+	json_object *q = new_message("ckpt_where");
 	json_object_object_add(q, "job", json_object_new_int64((int64_t)job));
 	std::string reply;
 	return a.plugin_request(to_line(q), &reply, err) &&

@@ -2,12 +2,12 @@
 # top-level Makefile's node-side section.
 
 # ---- tidald (AGENT) -------------------------------------------------------
-# wire.cc (MUNGE + TCP / unix-socket JSON lines) goes into libtidal-node.a
-# so that tidal-launch talks to tidald with the same code.  tidald sends
+# The wire (proto/proto.mk) goes into libtidal-node.a so that every node
+# program talks with the same code.  tidald sends
 # nodeagent/topo.h's summary (and, with HCAs, the fabric: core/fabric.cc,
 # hence libtidal-core.a) at registration.
 
-NODE_LIB_SRC += nodeagent/wire.cc nodeagent/requests.cc
+NODE_LIB_SRC += $(PROTO_SRC) nodeagent/requests.cc
 NODE_LIBS += $(JSONC_LIBS)
 
 TIDALD_SRC := nodeagent/tidald.cc nodeagent/plugin_link.cc nodeagent/pins.cc \

@@ -37,9 +37,7 @@ using namespace tidal::wire;
 
 static json_object *new_request(const char *op, const std::string &node)
 {
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "version", json_object_new_int(1));
-	json_object_object_add(o, "op", json_object_new_string(op));
+	json_object *o = new_message(op);
 	json_object_object_add(o, "node", json_object_new_string(node.c_str()));
 	return o;
 }

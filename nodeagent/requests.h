@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "nodeagent/wire.h"
+#include "proto/wire.h"
 
 namespace tidal::agent
 {

@@ -48,19 +48,7 @@ using namespace tidal::wire;
 
 static std::string error_line(const std::string &msg)
 {
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "v", json_object_new_int(1));
-	json_object_object_add(o, "ok", json_object_new_boolean(0));
-	json_object_object_add(o, "error", json_object_new_string(msg.c_str()));
-	return to_line(o);
-}
-
-static json_object *ok_reply()
-{
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "v", json_object_new_int(1));
-	json_object_object_add(o, "ok", json_object_new_boolean(1));
-	return o;
+	return error_reply(msg) + "\n";
 }
 
 /* Wait for a connection on FD; RET it, or -1 (timeout, or stopping). */

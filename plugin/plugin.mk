@@ -31,9 +31,10 @@ $(BUILD)/obj/plugin/common/%.o: plugin/common/%.c
 
 # Only Slurm's entry points are exported; the engine stays private.
 $(BUILD)/sched_tidal.so: $(SCHED_OBJ) $(BUILD)/libtidal-core.a \
-		plugin/sched/exports.map plugin/check-syms.sh
+		$(BUILD)/libtidal-proto.a plugin/sched/exports.map \
+		plugin/check-syms.sh
 	$(CXX) -shared $(TIDAL_LDFLAGS) -Wl,--version-script=plugin/sched/exports.map \
-		-o $@.tmp $(SCHED_OBJ) -Wl,--whole-archive \
+		-o $@.tmp $(SCHED_OBJ) $(BUILD)/libtidal-proto.a -Wl,--whole-archive \
 		$(BUILD)/libtidal-core.a -Wl,--no-whole-archive $(CORE_LIBS) \
 		$(MUNGE_LIBS)
 	plugin/check-syms.sh $@.tmp $(SLURMCTLD)
@@ -66,12 +67,12 @@ ifeq ($(HAVE_LIBSLURM),1)
 PLUGIN_TARGETS += $(BUILD)/spank_tidal.so
 endif
 
-# ---- tidalctl: json-c, libmunge and the wire code it shares with tidald
-# (nodeagent/wire.cc: configuration, MUNGE credential, TCP connect).
-$(BUILD)/tidalctl: plugin/ctl/tidalctl.cc $(BUILD)/obj/nodeagent/wire.o
+# ---- tidalctl: json-c, libmunge and the wire every component speaks
+# (proto/: configuration, MUNGE credential, TCP connect, the envelope).
+$(BUILD)/tidalctl: plugin/ctl/tidalctl.cc $(BUILD)/libtidal-proto.a
 	@mkdir -p $(dir $@)
 	$(CXX) $(TIDAL_CXXFLAGS) $(MUNGE_CFLAGS) -o $@ $< \
-		$(BUILD)/obj/nodeagent/wire.o $(TIDAL_LDFLAGS) \
+		$(BUILD)/libtidal-proto.a $(TIDAL_LDFLAGS) \
 		$(JSONC_LIBS) $(MUNGE_LIBS)
 
 ifeq ($(HAVE_MUNGE),1)

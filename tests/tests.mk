@@ -23,7 +23,7 @@ $(BUILD)/tests/%: tests/unit/%.cc tests/unit/unit.h $(BUILD)/libtidal-sim.a \
 # Tests of the plugin's engine side (agents.cc, engine.cc: no Slurm in
 # them) link its objects too.
 UNIT_PLUGIN_OBJ := $(addprefix $(BUILD)/obj/plugin/sched/, agents.o engine.o \
-	ctl_engine.o) $(BUILD)/obj/plugin/common/options.o
+	ctl_engine.o) $(BUILD)/obj/plugin/common/options.o $(PROTO_JSON_OBJ)
 $(BUILD)/tests/test_agents_state: $(UNIT_PLUGIN_OBJ)
 $(BUILD)/tests/test_agents_state: TIDAL_LIBS := $(UNIT_PLUGIN_OBJ) \
 	$(TIDAL_LIBS)

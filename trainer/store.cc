@@ -5,7 +5,7 @@
  */
 #include "trainer/store.h"
 
-#include "nodeagent/wire.h"
+#include "proto/wire.h"
 
 #include <cerrno>
 #include <algorithm>

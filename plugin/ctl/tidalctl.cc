@@ -33,13 +33,12 @@
 #include <vector>
 
 #include "core/number_text.h"
-#include "nodeagent/wire.h"
+#include "proto/wire.h"
 
 namespace {
 
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
-constexpr int kDefaultCtlPort = 6829;    /* the plugin's, tidal.conf(5) */
 constexpr int kDefaultMessageTimeout = 10; /* slurm.conf(5)'s, seconds */
 
 [[noreturn]] void die(const std::string &msg)
@@ -116,7 +115,8 @@ Target find_plugin()
 	t.munge_socket = side.munge_socket;
 	std::string port = conf_value(tidal_conf, "CtlPort");
 	if (port.empty()) {
-		t.ep.port = std::to_string(kDefaultCtlPort);
+		/* the plugin's default, tidal.conf(5) */
+		t.ep.port = TIDAL_CTL_PORT_STR;
 		t.port_from = "CtlPort=" + t.ep.port + " (the default: " +
 			      tidal_conf + " sets none)";
 	} else if (is_uint(port) && std::stol(port) == 0) {
@@ -342,11 +342,10 @@ long long job_id(const std::string &cmd, const std::string &s)
 /* The request for WORDS (after the options), or a usage error. */
 json_object *build_request(const std::vector<std::string> &words)
 {
-	json_object *req = json_object_new_object();
+	json_object *req = tidal::wire::new_message();
 	auto put = [&](const char *k, json_object *v) {
 		json_object_object_add(req, k, v);
 	};
-	put("version", json_object_new_int(1));
 	const std::string &cmd = words[0];
 	size_t n = words.size();
 	auto extra = [&](size_t used) {

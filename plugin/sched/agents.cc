@@ -60,6 +60,7 @@
 
 #include "plugin/sched/bridge.h"
 #include "plugin/sched/engine_state.h"
+#include "proto/json.h"
 
 namespace tidal::plugin
 {
@@ -170,25 +171,6 @@ bool path_ok(const std::string &p)
 	return true;
 }
 
-std::string str(json_object *o, const char *k)
-{
-	json_object *v;
-	if (!o || !json_object_object_get_ex(o, k, &v) || !v)
-		return "";
-	return json_object_get_string(v);
-}
-
-/* K's value if it is a JSON integer, else DFLT: json-c would read "12",
- * 12.5 or true as numbers. */
-int64_t num(json_object *o, const char *k, int64_t dflt = 0)
-{
-	json_object *v;
-	if (!o || !json_object_object_get_ex(o, k, &v) || !v ||
-	    !json_object_is_type(v, json_type_int))
-		return dflt;
-	return json_object_get_int64(v);
-}
-
 /* "" if every count Q carries (job, id, step, bytes, free bytes) is an
  * integer in range, else what is wrong. */
 std::string bad_count(json_object *q)
@@ -215,26 +197,9 @@ std::string bad_count(json_object *q)
 	return "";
 }
 
-double dbl(json_object *o, const char *k, double dflt = 0)
-{
-	json_object *v;
-	if (!o || !json_object_object_get_ex(o, k, &v) || !v)
-		return dflt;
-	return json_object_get_double(v);
-}
-
-std::string line(json_object *o)
-{
-	std::string s = json_object_to_json_string_ext(
-		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	json_object_put(o);
-	return s + "\n";
-}
-
 json_object *reply(bool ok)
 {
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "version", json_object_new_int(1));
+	json_object *o = wire::new_message();
 	json_object_object_add(o, "ok", json_object_new_boolean(ok));
 	return o;
 }
@@ -246,7 +211,7 @@ std::string fail(const std::string &msg, bool reregister = false)
 	if (reregister)
 		json_object_object_add(o, "register",
 				       json_object_new_boolean(1));
-	return line(o);
+	return wire::to_line(o);
 }
 
 void logl(Registry &r, const std::string &s)
@@ -348,7 +313,7 @@ std::string do_register(Registry &r, json_object *q, const std::string &node,
 			const std::string &peer, double now)
 {
 	AgentInfo a;
-	a.addr = str(q, "addr");
+	a.addr = wire::get_str(q, "addr");
 	/* ":PORT" (tidald listens on a wildcard): the address it came from. */
 	if (a.addr.empty() || a.addr[0] == ':')
 		a.addr = peer + a.addr;
@@ -357,10 +322,10 @@ std::string do_register(Registry &r, json_object *q, const std::string &node,
 		return fail("node_register: \"addr\" must be HOST:PORT, "
 			    "at most 255 characters, no spaces (got '" +
 			    a.addr + "')");
-	a.version = str(q, "agent_version");
-	a.ckpt_dir = str(q, "ckpt_dir");
-	a.ckpt_free = (uint64_t)num(q, "ckpt_free_bytes");
-	a.heartbeat_s = std::max(0.2, dbl(q, "heartbeat_s", 10));
+	a.version = wire::get_str(q, "agent_version");
+	a.ckpt_dir = wire::get_str(q, "ckpt_dir");
+	a.ckpt_free = (uint64_t)wire::get_integer(q, "ckpt_free_bytes");
+	a.heartbeat_s = std::max(0.2, wire::get_num(q, "heartbeat_s", 10));
 	json_object *t;
 	if (json_object_object_get_ex(q, "topology", &t) && t)
 		a.topology = json_object_to_json_string_ext(
@@ -390,7 +355,7 @@ std::string do_register(Registry &r, json_object *q, const std::string &node,
 			newest(j);
 		}
 	}
-	return line(reply(true));
+	return wire::to_line(reply(true));
 }
 
 std::string do_heartbeat(Registry &r, json_object *q, const std::string &node,
@@ -404,15 +369,17 @@ std::string do_heartbeat(Registry &r, json_object *q, const std::string &node,
 			    true);
 	AgentInfo &a = it->second;
 	a.last_seen = now;
-	a.ckpt_free = (uint64_t)num(q, "ckpt_free_bytes", (int64_t)a.ckpt_free);
-	a.heartbeat_s = std::max(0.2, dbl(q, "heartbeat_s", a.heartbeat_s));
+	a.ckpt_free = (uint64_t)wire::get_integer(q, "ckpt_free_bytes",
+						  (int64_t)a.ckpt_free);
+	a.heartbeat_s =
+		std::max(0.2, wire::get_num(q, "heartbeat_s", a.heartbeat_s));
 	json_object *jobs, *lc;
 	std::vector<uint32_t> here;
 	if (json_object_object_get_ex(q, "jobs", &jobs) &&
 	    json_object_get_type(jobs) == json_type_array)
 		for (size_t i = 0; i < json_object_array_length(jobs); i++) {
 			json_object *e = json_object_array_get_idx(jobs, i);
-			uint32_t job = (uint32_t)num(e, "job");
+			uint32_t job = (uint32_t)wire::get_integer(e, "job");
 			if (!job)
 				continue;
 			here.push_back(job);
@@ -420,8 +387,8 @@ std::string do_heartbeat(Registry &r, json_object *q, const std::string &node,
 			/* Every node of a job reports it, but only node 0's
 			 * launcher (rank 0) has its progress: the others'
 			 * reports do not replace that one while it is fresh. */
-			bool progress =
-				dbl(e, "it_s") > 0 || num(e, "step") > 0;
+			bool progress = wire::get_num(e, "it_s") > 0 ||
+					wire::get_integer(e, "step") > 0;
 			if (progress || j.status_node == node ||
 			    now - j.status_seen > kStatusFresh) {
 				j.status = json_object_to_json_string_ext(
@@ -432,10 +399,11 @@ std::string do_heartbeat(Registry &r, json_object *q, const std::string &node,
 			j.seen = now;
 			if (json_object_object_get_ex(e, "last_ckpt", &lc) &&
 			    json_object_get_type(lc) == json_type_object &&
-			    path_ok(str(lc, "path")))
-				saw_ckpt(r, job, node,
-					 (uint64_t)num(lc, "step"),
-					 str(lc, "path"), now);
+			    path_ok(wire::get_str(lc, "path")))
+				saw_ckpt(
+					r, job, node,
+					(uint64_t)wire::get_integer(lc, "step"),
+					wire::get_str(lc, "path"), now);
 		}
 	trim(r);
 	json_object *o = reply(true), *cmds = json_object_new_array();
@@ -473,14 +441,14 @@ std::string do_heartbeat(Registry &r, json_object *q, const std::string &node,
 		json_object_array_add(keep, e);
 	}
 	json_object_object_add(o, "keep", keep);
-	return line(o);
+	return wire::to_line(o);
 }
 
 std::string do_ack(Registry &r, json_object *q, const std::string &node,
 		   double now)
 {
-	uint64_t id = (uint64_t)num(q, "id");
-	uint32_t job = (uint32_t)num(q, "job");
+	uint64_t id = (uint64_t)wire::get_integer(q, "id");
+	uint32_t job = (uint32_t)wire::get_integer(q, "job");
 	json_object *okv;
 	bool ok = json_object_object_get_ex(q, "ok", &okv) &&
 		  json_object_get_boolean(okv);
@@ -493,9 +461,9 @@ std::string do_ack(Registry &r, json_object *q, const std::string &node,
 	c.job = job ? job : c.job;
 	c.node = node;
 	c.state = ok ? 1 : -1;
-	c.step = (uint64_t)num(q, "step");
-	c.path = str(q, "path");
-	c.error = str(q, "error");
+	c.step = (uint64_t)wire::get_integer(q, "step");
+	c.path = wire::get_str(q, "path");
+	c.error = wire::get_str(q, "error");
 	char msg[512];
 	if (ok && !path_ok(c.path)) { /* a state line would break */
 		ok = false;
@@ -509,8 +477,8 @@ std::string do_ack(Registry &r, json_object *q, const std::string &node,
 			      "checkpoint at step %llu on %s (%.1f MB in %.0f "
 			      "ms): %s",
 			      (unsigned long long)c.step, node.c_str(),
-			      num(q, "bytes") / 1e6, dbl(q, "ms"),
-			      c.path.c_str());
+			      wire::get_integer(q, "bytes") / 1e6,
+			      wire::get_num(q, "ms"), c.path.c_str());
 	} else {
 		std::snprintf(msg, sizeof(msg), "%s on %s failed: %s",
 			      c.op.empty() ? "command" : c.op.c_str(),
@@ -519,14 +487,14 @@ std::string do_ack(Registry &r, json_object *q, const std::string &node,
 	note(r, c.job, now, msg);
 	logl(r, "job " + std::to_string(c.job) + ": agent " + node +
 			" acked command " + std::to_string(id) + ": " + msg);
-	return line(reply(true));
+	return wire::to_line(reply(true));
 }
 
 /* UID: the job's owner (the engine's last cycle), -1 if unknown; tidald
  * lets only the owner (or root) copy a checkpoint. */
 std::string do_where(Registry &r, json_object *q, int64_t uid)
 {
-	uint32_t job = (uint32_t)num(q, "job");
+	uint32_t job = (uint32_t)wire::get_integer(q, "job");
 	auto it = r.jobs.find(job);
 	if (it == r.jobs.end() || it->second.step == 0)
 		return fail("no checkpoint of job " + std::to_string(job) +
@@ -564,14 +532,14 @@ std::string do_where(Registry &r, json_object *q, int64_t uid)
 	json_object_object_add(o, "holders", arr);
 	if (uid >= 0)
 		json_object_object_add(o, "uid", json_object_new_int64(uid));
-	return line(o);
+	return wire::to_line(o);
 }
 
 std::string handle(const char *request, uint32_t uid, bool admin,
 		   const char *peer, bool *mine, const char **refused)
 {
 	json_object *q = json_tokener_parse(request);
-	std::string op = str(q, "op");
+	std::string op = wire::get_str(q, "op");
 	*mine = op == "node_register" || op == "node_heartbeat" ||
 		op == "node_ack" || op == "ckpt_where";
 	std::string out;
@@ -583,21 +551,23 @@ std::string handle(const char *request, uint32_t uid, bool admin,
 			   " is for node agents: it needs root or "
 			   "SlurmUser (you are uid " +
 			   std::to_string(uid) + ")");
-	} else if (num(q, "version", num(q, "v")) != 1) {
+	} else if (wire::version_of(q) != TIDAL_WIRE_VERSION) {
 		*refused = "a wire version this plugin does not speak";
 		out = fail("wire version " +
-			   std::to_string(num(q, "version", num(q, "v"))) +
-			   " not supported (this plugin speaks 1)");
+			   std::to_string(wire::version_of(q)) +
+			   " not supported (this plugin speaks " +
+			   std::to_string(TIDAL_WIRE_VERSION) + ")");
 	} else {
 		/* Before the registry's lock: the engine's lock is taken
 		 * first elsewhere (engine -> registry, never the reverse). */
 		int64_t owner =
 			op == "ckpt_where"
-				? engine().job_uid((uint32_t)num(q, "job"))
+				? engine().job_uid(
+					  (uint32_t)wire::get_integer(q, "job"))
 				: -1;
 		Registry &r = reg();
 		std::lock_guard<std::mutex> g(r.mu);
-		std::string node = str(q, "node");
+		std::string node = wire::get_str(q, "node");
 		double now = wall_now();
 		std::string bad = bad_count(q);
 		if (!bad.empty())
@@ -670,8 +640,8 @@ void agent_node_fields(const std::string &node, json_object *rec, double now)
 	if (t && json_object_object_get_ex(t, "hcas", &v) &&
 	    json_object_get_type(v) == json_type_array)
 		for (size_t i = 0; i < json_object_array_length(v); i++)
-			names.push_back(
-				str(json_object_array_get_idx(v, i), "name"));
+			names.push_back(wire::get_str(
+				json_object_array_get_idx(v, i), "name"));
 	std::sort(names.begin(), names.end()); /* hwloc's order is PCI's */
 	for (const std::string &h : names)
 		hcas += (hcas.empty() ? "" : ",") + h;
@@ -684,9 +654,9 @@ void agent_node_fields(const std::string &node, json_object *rec, double now)
 		numa += gpus ? " (GPU:NUMA" : "";
 		for (int i = 0; i < gpus; i++)
 			numa += (i ? "," : " ") +
-				std::to_string(
-					num(json_object_array_get_idx(v, i),
-					    "numa", -1));
+				std::to_string(wire::get_integer(
+					json_object_array_get_idx(v, i), "numa",
+					-1));
 		numa += gpus ? ")" : "";
 	}
 	if (t)
@@ -729,8 +699,10 @@ void agent_job_fields(uint32_t job, json_object *rec, bool full)
 		char buf[160];
 		std::snprintf(buf, sizeof(buf),
 			      "step %lld, %.3g it/s, loss %.4g, %s (%s)",
-			      (long long)num(s, "step"), dbl(s, "it_s"),
-			      dbl(s, "loss"), str(s, "state").c_str(),
+			      (long long)wire::get_integer(s, "step"),
+			      wire::get_num(s, "it_s"),
+			      wire::get_num(s, "loss"),
+			      wire::get_str(s, "state").c_str(),
 			      j.status_node.c_str());
 		put(rec, "Training", buf);
 		if (s)
@@ -756,15 +728,16 @@ bool agent_job_progress(uint32_t job, double now, double max_age,
 	json_object *s = json_tokener_parse(it->second.status.c_str());
 	if (!s)
 		return false;
-	bool ok = str(s, "state") == "running" && dbl(s, "it_s") > 0;
+	bool ok = wire::get_str(s, "state") == "running" &&
+		  wire::get_num(s, "it_s") > 0;
 	if (ok) {
-		p->step = (double)num(s, "step");
-		p->it_s = dbl(s, "it_s");
+		p->step = (double)wire::get_integer(s, "step");
+		p->it_s = wire::get_num(s, "it_s");
 		json_object *st;
 		if (json_object_object_get_ex(s, "stages", &st) && st) {
-			p->stages[0] = dbl(st, "data") / 1000;
-			p->stages[1] = dbl(st, "compute") / 1000;
-			p->stages[2] = dbl(st, "comm") / 1000;
+			p->stages[0] = wire::get_num(st, "data") / 1000;
+			p->stages[1] = wire::get_num(st, "compute") / 1000;
+			p->stages[2] = wire::get_num(st, "comm") / 1000;
 		}
 	}
 	json_object_put(s);

@@ -5,16 +5,19 @@
  * connection (the C side, ctl_server.c, authenticates the peer with MUNGE
  * and passes its uid here):
  *
- *   {"version":1,"op":"show","what":"jobs"}          every job
- *   {"version":1,"op":"show","what":"job","id":12}
- *   {"version":1,"op":"show","what":"nodes"}         GPUs per node, agents
- *   {"version":1,"op":"show","what":"policy"}
- *   {"version":1,"op":"show","what":"decisions"}
- *   {"version":1,"op":"explain","id":12}
- *   {"version":1,"op":"set","what":"policy","policy":"sjf"}   admin only
+ *   {"v":1,"op":"show","what":"jobs"}          every job
+ *   {"v":1,"op":"show","what":"job","id":12}
+ *   {"v":1,"op":"show","what":"nodes"}         GPUs per node, agents
+ *   {"v":1,"op":"show","what":"policy"}
+ *   {"v":1,"op":"show","what":"decisions"}
+ *   {"v":1,"op":"explain","id":12}
+ *   {"v":1,"op":"set","what":"policy","policy":"sjf"}   admin only
  *
- *   reply: {"version":1,"ok":true,"records":[{"JobId":12,...},...]}
- *          {"version":1,"ok":false,"error":"..."}
+ *   reply: {"v":1,"ok":true,"records":[{"JobId":12,...},...]}
+ *          {"v":1,"ok":false,"error":"..."}
+ *
+ * (The envelope is proto/json.h's; a request with the older "version"
+ * key is answered too.)
  *
  * Records keep their keys in scontrol's order (json-c keeps insertion
  * order), so tidalctl prints them as they come.
@@ -32,13 +35,12 @@
 #include "core/number_text.h"
 #include "plugin/sched/agents.h"
 #include "plugin/sched/engine_state.h"
+#include "proto/json.h"
 
 namespace tidal {
 namespace plugin {
 
 namespace {
-
-constexpr int kWireVersion = 1;
 
 void put_str(json_object *o, const char *k, const std::string &v)
 {
@@ -168,29 +170,18 @@ json_object *node_record(const NodeView &n, std::uint32_t uid, bool admin,
 	return o;
 }
 
-json_object *error_reply(const std::string &msg)
+std::string error_line(const std::string &msg)
 {
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "version", json_object_new_int(kWireVersion));
-	json_object_object_add(o, "ok", json_object_new_boolean(0));
-	json_object_object_add(o, "error", json_object_new_string(msg.c_str()));
-	return o;
+	return wire::error_reply(msg) + "\n";
 }
 
-std::string get_s(json_object *req, const char *k)
+/* {"v":1,"ok":true,"records":RECORDS}, one line. */
+std::string records_line(json_object *records)
 {
-	json_object *v;
-	if (!json_object_object_get_ex(req, k, &v) ||
-	    json_object_get_type(v) != json_type_string)
-		return "";
-	return json_object_get_string(v);
-}
-
-std::string serialize(json_object *o)
-{
-	std::string s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	json_object_put(o);
-	return s + "\n";
+	json_object *o = wire::new_message();
+	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	json_object_object_add(o, "records", records);
+	return wire::to_line(o);
 }
 
 } /* namespace */
@@ -205,30 +196,30 @@ std::string Engine::handle(const std::string &request, std::uint32_t uid,
 		if (req)
 			json_object_put(req);
 		*refused = "the request is not a JSON object";
-		return serialize(error_reply("request is not a JSON object"));
+		return error_line("request is not a JSON object");
 	}
-	json_object *ver, *idv;
-	int version = json_object_object_get_ex(req, "version", &ver)
-			      ? json_object_get_int(ver) : 0;
-	std::string op = get_s(req, "op"), what = get_s(req, "what");
-	std::string policy = get_s(req, "policy");
+	json_object *idv;
+	int64_t version = wire::version_of(req);
+	std::string op = wire::get_string(req, "op");
+	std::string what = wire::get_string(req, "what");
+	std::string policy = wire::get_string(req, "policy");
 	long long id = json_object_object_get_ex(req, "id", &idv)
 			       ? json_object_get_int64(idv) : -1;
 	json_object_put(req);
-	if (version != kWireVersion) {
+	if (version != TIDAL_WIRE_VERSION) {
 		*refused = "a wire version this plugin does not speak";
-		return serialize(error_reply(
-			"wire version " + std::to_string(version) +
-			" not supported (this plugin speaks 1)"));
+		return error_line("wire version " + std::to_string(version) +
+				  " not supported (this plugin speaks 1)");
 	}
 
 	if (op == "set" && what == "policy") {
 		if (!admin) {
 			*refused = "changing the policy needs root or "
 				   "SlurmUser";
-			return serialize(error_reply(
+			return error_line(
 				"changing the policy needs root or SlurmUser "
-				"(you are uid " + std::to_string(uid) + ")"));
+				"(you are uid " +
+				std::to_string(uid) + ")");
 		}
 		return set_policy(policy);
 	}
@@ -271,8 +262,8 @@ std::string Engine::handle(const std::string &request, std::uint32_t uid,
 		if (op == "show" && what != "jobs" && what != "job" &&
 		    what != "decisions") {
 			json_object_put(records);
-			return serialize(error_reply(
-				"show what? jobs, job ID, nodes, policy or decisions"));
+			return error_line("show what? jobs, job ID, nodes, "
+					  "policy or decisions");
 		}
 		for (const JobView &v : last_.jobs) {
 			if (one && v.job.id != id)
@@ -291,21 +282,17 @@ std::string Engine::handle(const std::string &request, std::uint32_t uid,
 		}
 		if (one && json_object_array_length(records) == 0) {
 			json_object_put(records);
-			return serialize(error_reply(
+			return error_line(
 				"job " + std::to_string(id) +
 				" is not pending or running under Tidal "
-				"(or is not yours to see)"));
+				"(or is not yours to see)");
 		}
 	} else {
 		json_object_put(records);
 		*refused = "an unknown op";
-		return serialize(error_reply("unknown op '" + op + "'"));
+		return error_line("unknown op '" + op + "'");
 	}
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "version", json_object_new_int(kWireVersion));
-	json_object_object_add(o, "ok", json_object_new_boolean(1));
-	json_object_object_add(o, "records", records);
-	return serialize(o);
+	return records_line(records);
 }
 
 std::int64_t Engine::job_uid(std::uint32_t id)
@@ -322,7 +309,7 @@ std::string Engine::set_policy(const std::string &name)
 	std::lock_guard<std::mutex> g(mu_);
 	const PolicyInfo *info = find_policy(lower(name));
 	if (!info)
-		return serialize(error_reply("unknown policy '" + name + "'"));
+		return error_line("unknown policy '" + name + "'");
 	Params p = params_;
 	p.set("Policy", lower(name));
 	policy_ = info->make(p);
@@ -332,11 +319,7 @@ std::string Engine::set_policy(const std::string &name)
 	put_str(rec, "Policy", name_);
 	json_object *records = json_object_new_array();
 	json_object_array_add(records, rec);
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "version", json_object_new_int(kWireVersion));
-	json_object_object_add(o, "ok", json_object_new_boolean(1));
-	json_object_object_add(o, "records", records);
-	return serialize(o);
+	return records_line(records);
 }
 
 } /* namespace plugin */

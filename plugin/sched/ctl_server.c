@@ -1,7 +1,8 @@
 /*
  * ctl_server.c - the TCP listener tidalctl talks to (CtlPort in tidal.conf).
  *
- * One connection = one request:
+ * One connection = one request, framed as everywhere else (proto/wire.h,
+ * whose C entry points in proto/wire_c.h read and authenticate it):
  *
  *   client -> line 1: a MUNGE credential (empty payload)
  *             line 2: the request, one JSON object (ctl_engine.cc)
@@ -28,7 +29,6 @@
 #define _GNU_SOURCE /* accept4 */
 #include <errno.h>
 #include <arpa/inet.h>
-#include <munge.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -45,15 +45,16 @@
 #include "src/slurmctld/slurmctld.h"
 
 #include "plugin/sched/bridge.h"
+#include "proto/wire_c.h"
 
-#define MAX_REQUEST (64 * 1024)
+#define CTL_READ_TIMEOUT_MS 2000 /* per wait, for each line */
 #define CTL_WORKERS 8	/* connections served at once */
 #define CTL_QUEUE 256	/* accepted connections waiting for a worker */
 
 static pthread_t ctl_thread;
 static int listen_fd = -1;
 static volatile bool ctl_stop;
-static char *munge_socket; /* from AuthInfo, or NULL for the default */
+static char *munge_socket; /* from AuthInfo (malloc), or NULL: the default */
 
 /* The accepted connections, oldest first; q_lock guards them and
  * ctl_stop as the workers read it. */
@@ -62,95 +63,37 @@ static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t q_cond = PTHREAD_COND_INITIALIZER;
 static int q_fd[CTL_QUEUE], q_head, q_len;
 
-/* Read up to two lines (credential, request) into BUF; RET 0 or -1. */
-static int _read_request(int fd, char *buf, size_t len, char **req)
+/* Answer FD {"v":1,"ok":false,"error":MSG}. */
+static void _reply_error(int fd, const char *msg)
 {
-	size_t got = 0;
-	char *nl;
+	char *r = tidal_wire_error_reply(msg);
 
-	while (got < len - 1) {
-		ssize_t n = read(fd, buf + got, len - 1 - got);
-		if (n <= 0)
-			return -1;
-		got += n;
-		buf[got] = '\0';
-		if ((nl = strchr(buf, '\n')) && strchr(nl + 1, '\n'))
-			break;
-	}
-	if (!(nl = strchr(buf, '\n')))
-		return -1;
-	*nl = '\0';
-	*req = nl + 1;
-	if ((nl = strchr(*req, '\n')))
-		*nl = '\0';
-	return 0;
-}
-
-static void _write_all(int fd, const char *s)
-{
-	size_t n = strlen(s);
-	while (n > 0) {
-		ssize_t w = write(fd, s, n);
-		if (w <= 0)
-			return;
-		s += w;
-		n -= w;
-	}
-}
-
-/* The numeric address FD's peer connected from, for agents that listen
- * on a wildcard address. */
-static void _peer_host(int fd, char *buf, size_t len)
-{
-	struct sockaddr_storage a;
-	socklen_t al = sizeof(a);
-
-	buf[0] = '\0';
-	if (getpeername(fd, (struct sockaddr *)&a, &al))
-		return;
-	if (a.ss_family == AF_INET)
-		inet_ntop(AF_INET, &((struct sockaddr_in *)&a)->sin_addr, buf,
-			  len);
-	else if (a.ss_family == AF_INET6)
-		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&a)->sin6_addr,
-			  buf, len);
+	if (r)
+		tidal_wire_write(fd, r);
+	free(r);
 }
 
 static void _serve(int fd)
 {
-	char *buf = xmalloc(MAX_REQUEST), *req = NULL, *reply, *log_lines;
-	char peer[INET6_ADDRSTRLEN] = "";
+	char *req = NULL, *reply, *log_lines, *why = NULL;
+	char peer[64];
 	struct timeval tv = { .tv_sec = 2 };
-	munge_ctx_t ctx = munge_ctx_create();
 	uid_t uid;
-	gid_t gid;
-	munge_err_t err;
 	const char *refused = NULL;
 	int admin;
 
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	/* A peer that stops reading cannot hold a worker on our reply. */
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	_peer_host(fd, peer, sizeof(peer));
+	tidal_wire_peer_host(fd, peer, sizeof(peer));
 	/* Refusals are logged, one line each, naming the peer (and the uid
 	 * once MUNGE has said who it is); nothing else changes. */
-	if (_read_request(fd, buf, MAX_REQUEST, &req)) {
-		info("sched/tidal: tidalctl port: refused a request from %s: expected a MUNGE credential line and a request line",
-		     peer);
-		_write_all(fd, "{\"version\":1,\"ok\":false,\"error\":\"expected a MUNGE credential line and a request line\"}\n");
-		goto out;
-	}
-	if (ctx && munge_socket)
-		munge_ctx_set(ctx, MUNGE_OPT_SOCKET, munge_socket);
-	err = munge_decode(buf, ctx, NULL, NULL, &uid, &gid);
-	if (err != EMUNGE_SUCCESS) {
-		char *msg = NULL;
-		info("sched/tidal: tidalctl port: refused a request from %s: MUNGE credential rejected: %s",
-		     peer, munge_strerror(err));
-		xstrfmtcat(msg, "{\"version\":1,\"ok\":false,\"error\":\"MUNGE credential rejected: %s\"}\n",
-			   munge_strerror(err));
-		_write_all(fd, msg);
-		xfree(msg);
-		goto out;
+	if (tidal_wire_read_request(fd, munge_socket, CTL_READ_TIMEOUT_MS, &req,
+				    &uid, &why)) {
+		info("sched/tidal: tidalctl port: refused a request from %s: %s",
+		     peer, why ? why : "out of memory");
+		_reply_error(fd, why ? why : "out of memory");
+		free(why);
+		return;
 	}
 	admin = uid == 0 || uid == slurm_conf.slurm_user_id;
 	reply = tidal_agent_request(req, uid, admin, peer, &refused);
@@ -159,11 +102,12 @@ static void _serve(int fd)
 			req, uid, admin,
 			(slurm_conf.private_data & PRIVATE_DATA_JOBS) != 0,
 			&refused);
+	free(req);
 	if (refused)
 		info("sched/tidal: tidalctl port: refused uid %u from %s: %s",
 		     (unsigned)uid, peer, refused);
 	if (reply)
-		_write_all(fd, reply);
+		tidal_wire_write(fd, reply);
 	free(reply);
 	if (tidal_agent_ack_waiting())
 		tidal_cycle_wake();
@@ -173,10 +117,6 @@ static void _serve(int fd)
 			info("sched/tidal: %s", l);
 		free(log_lines);
 	}
-out:
-	if (ctx)
-		munge_ctx_destroy(ctx);
-	xfree(buf);
 }
 
 static void *_worker(void *arg)
@@ -227,11 +167,11 @@ static void *_listener(void *arg)
 			continue;
 		if (_enqueue(fd))
 			continue;
-		char peer[INET6_ADDRSTRLEN];
-		_peer_host(fd, peer, sizeof(peer));
+		char peer[64];
+		tidal_wire_peer_host(fd, peer, sizeof(peer));
 		info("sched/tidal: tidalctl port: refused a connection from %s: busy (%d connections queued)",
 		     peer, CTL_QUEUE);
-		_write_all(fd, "{\"version\":1,\"ok\":false,\"error\":\"busy: too many requests queued; try again\"}\n");
+		_reply_error(fd, "busy: too many requests queued; try again");
 		close(fd);
 	}
 	return NULL;
@@ -243,16 +183,11 @@ extern int tidal_ctl_start(int port)
 				 .sin_addr.s_addr = htonl(INADDR_ANY),
 				 .sin_port = htons(port) };
 	int one = 1;
-	char *s;
 
 	if (port == 0)
 		return 0;
-	xfree(munge_socket); /* a start after a failed one */
-	if ((s = xstrcasestr(slurm_conf.authinfo, "socket="))) {
-		munge_socket = xstrdup(s + 7);
-		if ((s = strchr(munge_socket, ',')))
-			*s = '\0';
-	}
+	free(munge_socket); /* a start after a failed one */
+	munge_socket = tidal_wire_authinfo_socket(slurm_conf.authinfo);
 	listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (listen_fd < 0)
 		return -1;
@@ -288,5 +223,6 @@ extern void tidal_ctl_stop(void)
 		close(q_fd[q_head]);
 	close(listen_fd);
 	listen_fd = -1;
-	xfree(munge_socket);
+	free(munge_socket);
+	munge_socket = NULL;
 }

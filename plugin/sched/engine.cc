@@ -78,13 +78,13 @@ int Engine::configure(const std::string &text, const std::string &origin,
 	Params p = Params::parse(text, origin);
 	std::string name = lower(p.get_str("Policy", "fifo"));
 	double interval = p.get_double("CycleInterval", 2, 0.1, 3600);
-	int ctl_port = (int)p.get_long("CtlPort", 6829, 0, 65535);
+	int ctl_port = (int)p.get_long("CtlPort", TIDAL_CTL_PORT, 0, 65535);
 	tidal_apply_conf_t ac;
 	ac.resize_signal = resize_signal(p);
 	ac.checkpoint_timeout = p.get_double("CheckpointTimeout", 30, 0, 86400);
 	ac.reject_cancel = p.get_choice("RejectAction", "hold",
 					{"hold", "cancel"}) == "cancel";
-	p.has("CtlHost"); /* tidalctl's and tidald's (nodeagent/wire.cc) */
+	p.has("CtlHost"); /* tidalctl's and tidald's (proto/wire.cc) */
 	std::string fatal;
 	auto add = [](std::string *to, const std::string &line) {
 		*to += (to->empty() ? "" : "\n") + line;

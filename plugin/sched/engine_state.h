@@ -19,6 +19,7 @@
 #include "core/plan.h"
 #include "core/policy.h"
 #include "plugin/sched/bridge.h"
+#include "proto/defaults.h"
 
 namespace tidal {
 namespace plugin {
@@ -131,7 +132,7 @@ private:
 	Params params_;
 	std::string name_;
 	double interval_ = 2;
-	int ctl_port_ = 6829;
+	int ctl_port_ = TIDAL_CTL_PORT;
 	tidal_apply_conf_t apply_conf_ = {10, 30, 0}; /* SIGUSR1, 30 s, hold */
 	std::vector<std::string> node_names_;
 	std::unordered_map<std::uint32_t, JobMemo> memo_;

@@ -29,13 +29,13 @@ check "show job: one record" \
 	test "$("$TIDALCTL" -o show job "$b" | grep -c "^JobId=$b ")" -eq 1
 check "-o: one line per record" \
 	test "$("$TIDALCTL" -o show jobs | wc -l)" -eq 2
-json_ok() { # the reply is one JSON object with ok, version 1, 2 records
+json_ok() { # the reply is one JSON object with ok, "v":1, 2 records
 	if command -v python3 >/dev/null; then
 		python3 -c 'import json, sys
 r = json.loads(sys.stdin.read())
-assert r["ok"] and r["version"] == 1 and len(r["records"]) == 2'
+assert r["ok"] and r["v"] == 1 and len(r["records"]) == 2'
 	else
-		grep -q '^{"version":1,"ok":true,"records":\[{"JobId"'
+		grep -q '^{"v":1,"ok":true,"records":\[{"JobId"'
 	fi
 }
 check "--json parses, 2 records" json_ok < <("$TIDALCTL" --json show jobs)

@@ -84,10 +84,13 @@ $(FUZZ_BUILD)/obj/tests/emu/%.o: tests/emu/%.c
 		-MMD -MP -c $< -o $@
 
 FUZZ_OPTIONS_OBJ := $(FUZZ_BUILD)/obj/plugin/common/options.o
+# proto/json.o: in the engine's objects, and beside the node's where they
+# are linked without the engine.
+FUZZ_JSON_OBJ := $(FUZZ_BUILD)/obj/proto/json.o
 FUZZ_NODE_OBJ := $(addprefix $(FUZZ_BUILD)/obj/, nodeagent/requests.o \
-	nodeagent/wire.o trainer/checkpoint.o)
+	proto/wire.o trainer/checkpoint.o)
 FUZZ_ENGINE_OBJ := $(addprefix $(FUZZ_BUILD)/obj/plugin/sched/, agents.o \
-	engine.o ctl_engine.o) $(FUZZ_OPTIONS_OBJ)
+	engine.o ctl_engine.o) $(FUZZ_OPTIONS_OBJ) $(FUZZ_JSON_OBJ)
 FUZZ_EMU_OBJ := $(addprefix $(FUZZ_BUILD)/obj/plugin/sched/, snapshot.o \
 	apply.o resize.o state.o) $(FUZZ_BUILD)/obj/tests/emu/emu.o
 
@@ -125,9 +128,10 @@ $(FUZZ_BUILD)/fuzz-ckpt: tests/fuzz/fuzz_ckpt.cc \
 	$(CLANG) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer -o $@ $< \
 		$(FUZZ_BUILD)/obj/trainer/checkpoint.o
 
-$(FUZZ_BUILD)/fuzz-agent-wire: tests/fuzz/fuzz_agent_wire.cc $(FUZZ_NODE_OBJ)
+$(FUZZ_BUILD)/fuzz-agent-wire: tests/fuzz/fuzz_agent_wire.cc $(FUZZ_NODE_OBJ) \
+		$(FUZZ_JSON_OBJ)
 	$(CLANG) $(FUZZ_CXXFLAGS) $(JSONC_CFLAGS) -fsanitize=fuzzer -o $@ $< \
-		$(FUZZ_NODE_OBJ) $(JSONC_LIBS) $(MUNGE_LIBS)
+		$(FUZZ_NODE_OBJ) $(FUZZ_JSON_OBJ) $(JSONC_LIBS) $(MUNGE_LIBS)
 
 $(FUZZ_BUILD)/fuzz-plugin-wire: tests/fuzz/fuzz_plugin_wire.cc \
 		$(FUZZ_ENGINE_OBJ) $(FUZZ_BUILD)/libtidal-fuzz-core.a

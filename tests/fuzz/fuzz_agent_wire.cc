@@ -21,7 +21,7 @@
 #include <string>
 
 #include "nodeagent/requests.h"
-#include "nodeagent/wire.h"
+#include "proto/wire.h"
 
 using namespace tidal::agent;
 using namespace tidal::wire;

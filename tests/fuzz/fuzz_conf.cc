@@ -3,7 +3,7 @@
  * sched/tidal's configure (plugin/sched/engine.cc: the policy, its keys,
  * CycleInterval, CtlPort, ResizeSignal, CheckpointTimeout, RejectAction,
  * did-you-mean for unknown keys) and the node side's conf_value
- * (nodeagent/wire.cc), which tidald and tidalctl read CtlHost and CtlPort
+ * (proto/wire.cc), which tidald and tidalctl read CtlHost and CtlPort
  * with.
  *
  * The input is the whole file.  A refused file is a normal outcome; what
@@ -23,7 +23,7 @@
 #include <string>
 
 #include "core/params.h"
-#include "nodeagent/wire.h"
+#include "proto/wire.h"
 #include "plugin/sched/bridge.h"
 
 using namespace tidal;

@@ -118,9 +118,11 @@ static void test_control_round_trip(void **)
 	std::string r1, r2;
 	std::thread client([&] {
 		std::string e;
-		unix_request(dir + "/n0/launch-7.sock", "{\"v\":1,\"op\":\"status\"}",
-			     5, r1, e);
-		unix_request(dir + "/n0/launch-7.sock", "nonsense", 5, r2, e);
+		wire::unix_request(dir + "/n0/launch-7.sock",
+				   "{\"v\":1,\"op\":\"status\"}", &r1, 5000,
+				   &e);
+		wire::unix_request(dir + "/n0/launch-7.sock", "nonsense", &r2,
+				   5000, &e);
 		phase = 1;
 	});
 	for (int i = 0; i < 500 && !phase; i++) {
@@ -130,9 +132,11 @@ static void test_control_round_trip(void **)
 		std::vector<Request> reqs;
 		srv.service(fds, reqs);
 		for (const Request &q : reqs)
-			srv.reply(q.client, q.error.empty() ?
-				  "{\"v\":1,\"ok\":true,\"op\":\"" + q.op + "\"}" :
-				  ControlServer::error_reply(q.error));
+			srv.reply(q.client,
+				  q.error.empty()
+					  ? "{\"v\":1,\"ok\":true,\"op\":\"" +
+						    q.op + "\"}"
+					  : wire::error_reply(q.error));
 	}
 	client.join();
 	assert_string_equal(r1.c_str(), "{\"v\":1,\"ok\":true,\"op\":\"status\"}");
@@ -140,7 +144,8 @@ static void test_control_round_trip(void **)
 			    "\"request is not a JSON object\"}");
 	srv.close();
 	assert_false(fs::exists(dir + "/n0/launch-7.sock"));
-	assert_false(unix_request(dir + "/n0/launch-7.sock", "{}", 1, reply, err));
+	assert_false(wire::unix_request(dir + "/n0/launch-7.sock", "{}", &reply,
+					1000, &err));
 	fs::remove_all(dir);
 }
 

@@ -1,7 +1,8 @@
 /*
- * test_wire.cc - nodeagent/wire: endpoints, slurm.conf/tidal.conf lookup,
- * the buffered reader (a header line then raw bytes, as ckpt_get sends
- * them) and the JSON helpers, over a real socketpair.
+ * test_wire.cc - proto/: endpoints, slurm.conf/tidal.conf lookup, the
+ * buffered reader (a header line then raw bytes, as ckpt_get sends them),
+ * the envelope and the JSON access, and the C entry points sched/tidal's
+ * listener reads requests with, over a real socketpair.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -10,7 +11,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "nodeagent/wire.h"
+#include "proto/wire.h"
+#include "proto/wire_c.h"
 
 #include "tests/unit/unit.h"
 
@@ -119,6 +121,109 @@ static void test_json(void **state)
 	assert_true(l.back() == '\n');
 }
 
+static std::string line_of(json_object *o)
+{
+	std::string l = to_line(o);
+	l.pop_back();
+	return l;
+}
+
+static void test_envelope(void **state)
+{
+	json_object *o = parse_object("{\"v\":1}");
+	assert_int_equal(version_of(o), 1);
+	json_object_put(o);
+	o = parse_object("{\"version\":1}"); /* the older key */
+	assert_int_equal(version_of(o), 1);
+	json_object_put(o);
+	o = parse_object("{\"v\":\"1\",\"version\":true}");
+	assert_int_equal(version_of(o), 0);
+	json_object_put(o);
+	assert_int_equal(version_of(nullptr), 0);
+	assert_string_equal(line_of(new_message("ping")).c_str(),
+			    "{\"v\":1,\"op\":\"ping\"}");
+	assert_string_equal(line_of(ok_reply()).c_str(),
+			    "{\"v\":1,\"ok\":true}");
+	assert_string_equal(
+		error_reply("a/b \"q\"").c_str(),
+		"{\"v\":1,\"ok\":false,\"error\":\"a/b \\\"q\\\"\"}");
+}
+
+static void test_typed_access(void **state)
+{
+	json_object *o = parse_object("{\"s\":\"x\",\"i\":12,\"q\":\"12\","
+				      "\"d\":2.5,\"b\":true,\"n\":null}");
+	/* lenient, as json-c is */
+	assert_string_equal(get_str(o, "i").c_str(), "12");
+	assert_int_equal(get_int(o, "q"), 12);
+	/* strict: the type or the default */
+	assert_string_equal(get_string(o, "s").c_str(), "x");
+	assert_string_equal(get_string(o, "i", "d").c_str(), "d");
+	assert_string_equal(get_string(o, "n", "d").c_str(), "d");
+	assert_int_equal(get_integer(o, "i"), 12);
+	assert_int_equal(get_integer(o, "q", -1), -1);
+	assert_int_equal(get_integer(o, "d", -1), -1);
+	assert_int_equal(get_integer(o, "b", -1), -1);
+	bool present = false;
+	assert_true(get_number(o, "d", 0, &present) == 2.5 && present);
+	assert_true(get_number(o, "i", 0, &present) == 12 && present);
+	assert_true(get_number(o, "q", 7, &present) == 7 && !present);
+	assert_true(get_number(o, "missing", 7, &present) == 7 && !present);
+	assert_int_equal(get_integer(nullptr, "i", 3), 3);
+	json_object_put(o);
+}
+
+static void test_authinfo(void **state)
+{
+	assert_string_equal(authinfo_socket("socket=/x/m.sock,ttl=60").c_str(),
+			    "/x/m.sock");
+	assert_string_equal(authinfo_socket("ttl=60,SOCKET=/y").c_str(), "/y");
+	assert_string_equal(authinfo_socket("ttl=60").c_str(), "");
+	assert_string_equal(authinfo_socket("").c_str(), "");
+	char *c = tidal_wire_authinfo_socket("cred_expire=5,socket=/z");
+	assert_string_equal(c, "/z");
+	free(c);
+	assert_null(tidal_wire_authinfo_socket(NULL));
+	assert_null(tidal_wire_authinfo_socket("ttl=60"));
+}
+
+/* What sched/tidal's listener does with a peer that sends S and closes. */
+static int read_after(const char *s, char **req, char **err)
+{
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(tidal_wire_write(sv[0], s), 0);
+	shutdown(sv[0], SHUT_WR);
+	uid_t uid;
+	int rc = tidal_wire_read_request(sv[1], nullptr, 200, req, &uid, err);
+	char peer[64] = "x";
+	tidal_wire_peer_host(sv[1], peer, sizeof(peer));
+	assert_string_equal(peer, ""); /* a unix socket has no host */
+	close(sv[0]);
+	close(sv[1]);
+	return rc;
+}
+
+static void test_c_listener(void **state)
+{
+	char *req = nullptr, *err = nullptr;
+	assert_int_equal(read_after("only one line\n", &req, &err), -1);
+	assert_null(req);
+	assert_string_equal(err, "expected a MUNGE credential line and a "
+				 "request line");
+	free(err);
+	/* No munged needed to refuse a forged credential: decoding fails
+	 * either way, and the reason is MUNGE's. */
+	assert_int_equal(read_after("MUNGE:forged:\n{\"v\":1}\n", &req, &err),
+			 -1);
+	assert_null(req);
+	assert_non_null(strstr(err, "MUNGE credential rejected: "));
+	free(err);
+	char *r = tidal_wire_error_reply("busy");
+	assert_string_equal(r, "{\"v\":1,\"ok\":false,\"error\":\"busy\"}\n");
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -127,6 +232,10 @@ int main(void)
 		cmocka_unit_test(test_reader),
 		cmocka_unit_test(test_line_limits),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_envelope),
+		cmocka_unit_test(test_typed_access),
+		cmocka_unit_test(test_authinfo),
+		cmocka_unit_test(test_c_listener),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

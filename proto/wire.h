@@ -1,12 +1,25 @@
 /*
- * wire.h - the node side's end of Tidal's wire: newline-delimited JSON over
- * TCP (MUNGE credential line first) or over a unix socket (peer checked
- * with SO_PEERCRED by the server).  Used by tidald (to the plugin, to peer
- * tidalds, to launchers) and by tidal-launch (to tidald).
+ * wire.h - Tidal's wire, used by every component that talks: sched/tidal
+ * (through wire_c.h, its listener being C), tidalctl, tidald and
+ * tidal-launch.  Newline-delimited JSON over TCP (MUNGE credential line
+ * first) or over a unix socket (peer checked with SO_PEERCRED by the
+ * server).  The constants (version, its key, the default port) are in
+ * defaults.h.
  *
  *   TCP:   client -> "<MUNGE credential>\n" "<request JSON>\n"
  *          server <- "<reply JSON>\n" [raw bytes for ckpt_get]
  *   unix:  client -> "<request JSON>\n"; server <- "<reply JSON>\n"
+ *
+ * Every message is one JSON object with "v":1; every reply has "ok", and
+ * "error" when "ok" is false:
+ *
+ *   {"v":1,"op":"..." ...}  ->  {"v":1,"ok":true ...}
+ *                               {"v":1,"ok":false,"error":"what, why"}
+ *
+ * Each server's banner lists its ops: plugin/sched/ctl_engine.cc
+ * (tidalctl), plugin/sched/agents.cc (tidald's ops to the plugin),
+ * nodeagent/serve.cc (tidald's peers and launchers), launcher/control.h
+ * (tidal-launch's control socket).
  *
  * Nothing here throws: every call returns false (or -1) and says why in
  * *ERR, naming the address and the system's error text.
@@ -20,7 +33,10 @@
 #include <cstdint>
 #include <string>
 
-struct json_object;
+#include "proto/defaults.h"
+#include "proto/json.h"
+
+struct sockaddr_un;
 
 namespace tidal::wire
 {
@@ -38,12 +54,16 @@ bool parse_endpoint(const std::string &s, Endpoint *out, std::string *err);
 /* What the node side needs from slurm.conf ($SLURM_CONF, else
  * /etc/slurm/slurm.conf) and the tidal.conf beside it. */
 struct SlurmSide {
-	Endpoint plugin{ "localhost", "6829" }; /* SlurmctldHost, CtlPort */
-	std::string munge_socket;		/* AuthInfo=socket=, or "" */
-	uid_t slurm_user = 0;			/* SlurmUser's uid */
-	std::string slurm_conf;			/* the file read */
+	/* SlurmctldHost, or tidal.conf's CtlHost; CtlPort */
+	Endpoint plugin{ "localhost", TIDAL_CTL_PORT_STR };
+	std::string munge_socket; /* AuthInfo=socket=, or "" */
+	uid_t slurm_user = 0;	  /* SlurmUser's uid */
+	std::string slurm_conf;	  /* the file read */
 };
 SlurmSide read_slurm_side();
+/* The MUNGE socket named in slurm.conf's AuthInfo value ("socket=PATH",
+ * the key case-insensitive, among other comma-separated options), or "". */
+std::string authinfo_socket(const std::string &authinfo);
 /* KEY= in FILE (case-insensitive; the last wins unless FIRST), or "". */
 std::string conf_value(const std::string &file, const std::string &key,
 		       bool first = false);
@@ -59,6 +79,8 @@ bool munge_check(const std::string &socket, const std::string &cred, uid_t *uid,
 /* Connected sockets (close-on-exec), or -1 with *ERR. */
 int tcp_connect(const Endpoint &ep, int timeout_ms, std::string *err);
 int unix_connect(const std::string &path, std::string *err);
+/* *A = PATH as a unix socket address; false with *ERR if it is too long. */
+bool unix_addr(const std::string &path, sockaddr_un *a, std::string *err);
 /* Listening sockets; TCP port "0" = ephemeral (see bound_port). */
 int tcp_listen(const Endpoint &ep, std::string *err);
 int unix_listen(const std::string &path, std::string *err);
@@ -93,22 +115,10 @@ private:
 bool munge_request(const Endpoint &ep, const std::string &munge_socket,
 		   const std::string &request, std::string *reply,
 		   int timeout_ms, std::string *err, bool *sent = nullptr);
-/* REQUEST to the unix socket PATH, one reply line back. */
+/* REQUEST to the unix socket PATH, one reply line back.  A reply that
+ * the server sent before it closed (a refusal) is read even when the
+ * request could not be sent whole. */
 bool unix_request(const std::string &path, const std::string &request,
 		  std::string *reply, int timeout_ms, std::string *err);
-
-/* ---- json-c helpers ---- */
-
-/* Parse one JSON object; NULL if TEXT is not one. */
-json_object *parse_object(const std::string &text);
-std::string get_str(json_object *o, const char *key,
-		    const std::string &dflt = "");
-int64_t get_int(json_object *o, const char *key, int64_t dflt = 0);
-double get_num(json_object *o, const char *key, double dflt = 0);
-bool get_bool(json_object *o, const char *key, bool dflt = false);
-/* The reply's "ok"; if false, *ERR = its "error" (or what is wrong). */
-bool reply_ok(json_object *o, std::string *err);
-/* One line, plain, with the trailing newline; takes O's reference. */
-std::string to_line(json_object *o);
 
 } /* namespace tidal::wire */

@@ -1,9 +1,10 @@
 /*
- * wire.cc - sockets, MUNGE and JSON lines for the node side (see wire.h).
+ * wire.cc - sockets, MUNGE and JSON lines for every component (see
+ * wire.h).
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "nodeagent/wire.h"
+#include "proto/wire.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -70,6 +71,15 @@ std::string conf_value(const std::string &file, const std::string &key,
 	return found;
 }
 
+std::string authinfo_socket(const std::string &authinfo)
+{
+	const char *at = strcasestr(authinfo.c_str(), "socket=");
+	if (!at)
+		return "";
+	std::string v = at + 7;
+	return v.substr(0, v.find(','));
+}
+
 SlurmSide read_slurm_side()
 {
 	SlurmSide s;
@@ -91,11 +101,7 @@ SlurmSide read_slurm_side()
 		s.plugin.host = v;
 	if (!(v = conf_value(tidal, "CtlPort")).empty())
 		s.plugin.port = v;
-	std::string auth = conf_value(s.slurm_conf, "AuthInfo");
-	size_t at = auth.find("socket=");
-	if (at != std::string::npos)
-		s.munge_socket =
-			auth.substr(at + 7, auth.find(',', at) - at - 7);
+	s.munge_socket = authinfo_socket(conf_value(s.slurm_conf, "AuthInfo"));
 	std::string user = conf_value(s.slurm_conf, "SlurmUser");
 	if (!user.empty()) {
 		if (struct passwd *pw = getpwnam(user.c_str()))
@@ -206,7 +212,7 @@ int tcp_connect(const Endpoint &ep, int timeout_ms, std::string *err)
 	return fd;
 }
 
-static bool unix_addr(const std::string &path, sockaddr_un *a, std::string *err)
+bool unix_addr(const std::string &path, sockaddr_un *a, std::string *err)
 {
 	*a = {};
 	a->sun_family = AF_UNIX;
@@ -420,73 +426,17 @@ bool unix_request(const std::string &path, const std::string &request,
 	if (out.empty() || out.back() != '\n')
 		out += '\n';
 	Reader r(fd);
-	bool ok = write_all(fd, out) && r.line(reply, timeout_ms);
+	/* A refusal may already be waiting: read it even if the send
+	 * fails. */
+	bool sent = write_all(fd, out);
+	int send_errno = sent ? 0 : errno;
+	bool ok = r.line(reply, timeout_ms);
 	if (!ok)
-		*err = "no reply from " + path + " (timeout or closed)";
+		*err = "no reply from " + path +
+		       (sent ? " (timeout or closed)"
+			     : ": " + std::string(std::strerror(send_errno)));
 	close(fd);
 	return ok;
-}
-
-json_object *parse_object(const std::string &text)
-{
-	json_object *o = json_tokener_parse(text.c_str());
-	if (o && json_object_get_type(o) != json_type_object) {
-		json_object_put(o);
-		o = nullptr;
-	}
-	return o;
-}
-
-std::string get_str(json_object *o, const char *key, const std::string &dflt)
-{
-	json_object *v;
-	if (!o || !json_object_object_get_ex(o, key, &v) || !v)
-		return dflt;
-	return json_object_get_string(v);
-}
-
-int64_t get_int(json_object *o, const char *key, int64_t dflt)
-{
-	json_object *v;
-	if (!o || !json_object_object_get_ex(o, key, &v) || !v)
-		return dflt;
-	return json_object_get_int64(v);
-}
-
-double get_num(json_object *o, const char *key, double dflt)
-{
-	json_object *v;
-	if (!o || !json_object_object_get_ex(o, key, &v) || !v)
-		return dflt;
-	return json_object_get_double(v);
-}
-
-bool get_bool(json_object *o, const char *key, bool dflt)
-{
-	json_object *v;
-	if (!o || !json_object_object_get_ex(o, key, &v) || !v)
-		return dflt;
-	return json_object_get_boolean(v);
-}
-
-bool reply_ok(json_object *o, std::string *err)
-{
-	if (!o) {
-		*err = "malformed reply (not a JSON object)";
-		return false;
-	}
-	if (get_bool(o, "ok"))
-		return true;
-	*err = get_str(o, "error", "failed (no error given)");
-	return false;
-}
-
-std::string to_line(json_object *o)
-{
-	std::string s = json_object_to_json_string_ext(
-		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	json_object_put(o);
-	return s + "\n";
 }
 
 } /* namespace tidal::wire */
