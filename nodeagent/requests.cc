@@ -35,16 +35,6 @@ int get_integer(json_object *o, const char *key, int64_t lo, int64_t hi,
 
 constexpr int64_t kMaxJob = 4294967295LL; /* Slurm's job ids: uint32 */
 
-/* The wire version, "v" or "version"; 0 if neither is an integer. */
-int64_t version(json_object *o)
-{
-	int64_t v = 0;
-	if (get_integer(o, "v", INT64_MIN, INT64_MAX, &v) <= 0 &&
-	    get_integer(o, "version", INT64_MIN, INT64_MAX, &v) <= 0)
-		return 0;
-	return v;
-}
-
 } /* namespace */
 
 bool parse_local_request(const std::string &line, LocalRequest *out,
@@ -55,7 +45,7 @@ bool parse_local_request(const std::string &line, LocalRequest *out,
 		*err = "request is not a JSON object";
 		return false;
 	}
-	int64_t v = version(o), job = 0, step = 0;
+	int64_t v = version_of(o), job = 0, step = 0;
 	out->op = get_str(o, "op");
 	out->peer = get_str(o, "peer");
 	int has_job = get_integer(o, "job", 1, kMaxJob, &job);

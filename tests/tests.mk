@@ -24,6 +24,10 @@ $(BUILD)/tests/%: tests/unit/%.cc tests/unit/unit.h $(BUILD)/libtidal-sim.a \
 # them) link its objects too.
 UNIT_PLUGIN_OBJ := $(addprefix $(BUILD)/obj/plugin/sched/, agents.o engine.o \
 	ctl_engine.o) $(BUILD)/obj/plugin/common/options.o $(PROTO_JSON_OBJ)
+# The job options' table and their reader (plain C, no Slurm).
+$(BUILD)/tests/test_job_options: $(BUILD)/obj/plugin/common/options.o
+$(BUILD)/tests/test_job_options: TIDAL_LIBS := \
+	$(BUILD)/obj/plugin/common/options.o $(TIDAL_LIBS)
 $(BUILD)/tests/test_agents_state: $(UNIT_PLUGIN_OBJ)
 $(BUILD)/tests/test_agents_state: TIDAL_LIBS := $(UNIT_PLUGIN_OBJ) \
 	$(TIDAL_LIBS)

@@ -12,20 +12,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-const tidal_option_t tidal_options[] = {
-	{"elastic-gpus", "TIDAL_ELASTIC_GPUS", "MIN-MAX",
-	 "Tidal: run on any GPU count from MIN to MAX; the scheduler resizes "
-	 "the job (checkpoint and restart) within the range", 1},
-	{"train-model", "TIDAL_TRAIN_MODEL", "NAME",
-	 "Tidal: model name, the key of its throughput profile", 1},
-	{"train-batch", "TIDAL_TRAIN_BATCH", "N",
-	 "Tidal: global batch size", 1},
-	{"train-iters", "TIDAL_TRAIN_ITERS", "N",
-	 "Tidal: total work in iterations", 1},
-	{"best-effort", "TIDAL_BEST_EFFORT", NULL,
-	 "Tidal: run only on GPUs no other job wants; may be preempted", 0},
-	{NULL, NULL, NULL, NULL, 0},
+const tidal_option_t tidal_options[TIDAL_OPT_COUNT + 1] = {
+	[TIDAL_OPT_ELASTIC_GPUS] = {"elastic-gpus", "TIDAL_ELASTIC_GPUS",
+		"MIN-MAX",
+		"Tidal: run on any GPU count from MIN to MAX; the scheduler "
+		"resizes the job (checkpoint and restart) within the range", 1},
+	[TIDAL_OPT_TRAIN_MODEL] = {"train-model", "TIDAL_TRAIN_MODEL", "NAME",
+		"Tidal: model name, the key of its throughput profile", 1},
+	[TIDAL_OPT_TRAIN_BATCH] = {"train-batch", "TIDAL_TRAIN_BATCH", "N",
+		"Tidal: global batch size", 1},
+	[TIDAL_OPT_TRAIN_ITERS] = {"train-iters", "TIDAL_TRAIN_ITERS", "N",
+		"Tidal: total work in iterations", 1},
+	[TIDAL_OPT_BEST_EFFORT] = {"best-effort", "TIDAL_BEST_EFFORT", NULL,
+		"Tidal: run only on GPUs no other job wants; may be preempted",
+		0},
+	[TIDAL_OPT_COUNT] = {NULL, NULL, NULL, NULL, 0},
 };
+
+const char *tidal_option_env_value(const char *entry, int opt)
+{
+	const char *env = tidal_options[opt].env;
+	size_t n = strlen(env);
+
+	return !strncmp(entry, env, n) && entry[n] == '=' ? entry + n + 1
+							  : NULL;
+}
 
 /* Strict decimal integer: digits only, no sign, no spaces. */
 static int _parse_int(const char *s, const char **end, double *out)
@@ -146,24 +157,26 @@ void tidal_env_options(char *const *env, unsigned n, tidal_env_options_t *out)
 
 	memset(out, 0, sizeof(*out));
 	for (unsigned i = 0; env && i < n; i++) {
-		const char *e = env[i], *v = e ? strchr(e, '=') : NULL;
-		if (!v || strncmp(e, "TIDAL_", 6))
+		const char *e = env[i], *v;
+		if (!e || strncmp(e, "TIDAL_", 6))
 			continue;
-		v++;
-		if (!strncmp(e, "TIDAL_ELASTIC_GPUS=", 19)) {
+		if ((v = tidal_option_env_value(e, TIDAL_OPT_ELASTIC_GPUS))) {
 			if (tidal_parse_range(v, &out->min_gpus, &out->max_gpus))
 				out->min_gpus = out->max_gpus = 0;
-		} else if (!strncmp(e, "TIDAL_TRAIN_MODEL=", 18)) {
+		} else if ((v = tidal_option_env_value(e,
+							TIDAL_OPT_TRAIN_MODEL))) {
 			if (_model_ok(v))
 				snprintf(out->model, sizeof(out->model), "%s",
 					 v);
-		} else if (!strncmp(e, "TIDAL_TRAIN_BATCH=", 18)) {
+		} else if ((v = tidal_option_env_value(e,
+							TIDAL_OPT_TRAIN_BATCH))) {
 			if (!tidal_parse_count(v, 1, 1e9, &d))
 				out->batch = (int)d;
-		} else if (!strncmp(e, "TIDAL_TRAIN_ITERS=", 18)) {
+		} else if ((v = tidal_option_env_value(e,
+							TIDAL_OPT_TRAIN_ITERS))) {
 			if (!tidal_parse_count(v, 1, 1e15, &d))
 				out->iters = d;
-		} else if (!strncmp(e, "TIDAL_BEST_EFFORT=", 18)) {
+		} else if (tidal_option_env_value(e, TIDAL_OPT_BEST_EFFORT)) {
 			out->best_effort = 1;
 		}
 	}

@@ -38,8 +38,22 @@ typedef struct {
 	int has_arg;
 } tidal_option_t;
 
-/* NULL-terminated table of the options above. */
-extern const tidal_option_t tidal_options[];
+/* The table's entries, by name: tidal_options[TIDAL_OPT_ELASTIC_GPUS]. */
+enum {
+	TIDAL_OPT_ELASTIC_GPUS,
+	TIDAL_OPT_TRAIN_MODEL,
+	TIDAL_OPT_TRAIN_BATCH,
+	TIDAL_OPT_TRAIN_ITERS,
+	TIDAL_OPT_BEST_EFFORT,
+	TIDAL_OPT_COUNT
+};
+
+/* The options above, TIDAL_OPT_COUNT of them, then a NULL entry. */
+extern const tidal_option_t tidal_options[TIDAL_OPT_COUNT + 1];
+
+/* ENTRY's value if it is "ENV=value" for option OPT (TIDAL_OPT_*), else
+ * NULL. */
+const char *tidal_option_env_value(const char *entry, int opt);
 
 /* Check VALUE for option NAME.  RET 0 if good, else -1 with ERR (LEN bytes)
  * set to "--NAME=VALUE: RULE". */

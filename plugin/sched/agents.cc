@@ -59,6 +59,7 @@
 #include <vector>
 
 #include "plugin/sched/bridge.h"
+#include "plugin/sched/c_api.h"
 #include "plugin/sched/engine_state.h"
 #include "proto/json.h"
 
@@ -589,14 +590,6 @@ std::string handle(const char *request, uint32_t uid, bool admin,
 	return out;
 }
 
-char *dup_c(const std::string &s)
-{
-	char *p = (char *)std::malloc(s.size() + 1);
-	if (p)
-		std::memcpy(p, s.c_str(), s.size() + 1);
-	return p;
-}
-
 std::string human_bytes(uint64_t b)
 {
 	const char *unit = "KMGTP";
@@ -759,10 +752,9 @@ extern "C" char *tidal_agent_request(const char *request, uint32_t uid,
 					 admin != 0, peer_host, &mine, &why);
 		if (refused)
 			*refused = why;
-		return mine ? dup_c(out) : nullptr;
+		return mine ? c_string(out) : nullptr;
 	} catch (...) {
-		return dup_c("{\"version\":1,\"ok\":false,\"error\":\"internal "
-			     "error\"}\n");
+		return internal_error_reply();
 	}
 }
 
@@ -773,7 +765,7 @@ extern "C" char *tidal_agent_log_drain(void)
 		std::lock_guard<std::mutex> g(r.mu);
 		if (r.log.empty())
 			return nullptr;
-		char *p = dup_c(r.log);
+		char *p = c_string(r.log);
 		r.log.clear();
 		return p;
 	} catch (...) { /* nothing thrown into slurmctld */
@@ -783,11 +775,13 @@ extern "C" char *tidal_agent_log_drain(void)
 
 extern "C" int tidal_agent_ack_waiting(void)
 {
-	Registry &r = reg();
-	std::lock_guard<std::mutex> g(r.mu);
-	bool w = r.awaited_ack;
-	r.awaited_ack = false;
-	return w;
+	return guarded(0, [] {
+		Registry &r = reg();
+		std::lock_guard<std::mutex> g(r.mu);
+		bool w = r.awaited_ack;
+		r.awaited_ack = false;
+		return (int)w;
+	});
 }
 
 extern "C" int tidal_agent_live(const char *node, double now)
@@ -826,36 +820,44 @@ extern "C" uint64_t tidal_agent_command(const char *node, const char *op,
 extern "C" int tidal_agent_ack(uint64_t id, uint64_t *step, char *path,
 			       size_t path_len, char *err, size_t err_len)
 {
-	Registry &r = reg();
-	std::lock_guard<std::mutex> g(r.mu);
-	auto it = r.commands.find(id);
-	if (it == r.commands.end() || it->second.state == 0)
-		return 0;
-	const Command &c = it->second;
-	*step = c.step;
-	std::snprintf(path, path_len, "%s", c.path.c_str());
-	std::snprintf(err, err_len, "%s", c.error.c_str());
-	int st = c.state;
-	r.commands.erase(it); /* answered: the caller has it now */
-	return st;
+	return guarded(0, [&] {
+		Registry &r = reg();
+		std::lock_guard<std::mutex> g(r.mu);
+		auto it = r.commands.find(id);
+		if (it == r.commands.end() || it->second.state == 0)
+			return 0;
+		const Command &c = it->second;
+		*step = c.step;
+		std::snprintf(path, path_len, "%s", c.path.c_str());
+		std::snprintf(err, err_len, "%s", c.error.c_str());
+		int st = c.state;
+		r.commands.erase(it); /* answered: the caller has it now */
+		return st;
+	});
 }
 
 extern "C" void tidal_agent_cancel(uint64_t id)
 {
-	Registry &r = reg();
-	std::lock_guard<std::mutex> g(r.mu);
-	r.commands.erase(id);
+	guarded([id] {
+		Registry &r = reg();
+		std::lock_guard<std::mutex> g(r.mu);
+		r.commands.erase(id);
+	});
 }
 
 extern "C" int tidal_agent_withdraw(uint64_t id)
 {
-	Registry &r = reg();
-	std::lock_guard<std::mutex> g(r.mu);
-	auto it = r.commands.find(id);
-	if (it != r.commands.end() && (it->second.sent || it->second.state))
-		return 0;
-	r.commands.erase(id);
-	return 1;
+	/* A lock that cannot be taken: the command may be out already. */
+	return guarded(0, [id] {
+		Registry &r = reg();
+		std::lock_guard<std::mutex> g(r.mu);
+		auto it = r.commands.find(id);
+		if (it != r.commands.end() &&
+		    (it->second.sent || it->second.state))
+			return 0;
+		r.commands.erase(id);
+		return 1;
+	});
 }
 
 extern "C" uint64_t tidal_agent_checkpoint_step(uint32_t job)
@@ -909,7 +911,7 @@ extern "C" char *tidal_agent_state_dump(void)
 			     std::to_string(c.issued) + " " + c.node + " " +
 			     c.op + "\n";
 		}
-		return dup_c(s);
+		return c_string(s);
 	} catch (...) { /* nothing thrown into slurmctld */
 		return nullptr;
 	}
@@ -917,14 +919,16 @@ extern "C" char *tidal_agent_state_dump(void)
 
 extern "C" void tidal_agent_clear(void)
 {
-	Registry &r = reg();
-	std::lock_guard<std::mutex> g(r.mu);
-	r.agents.clear();
-	r.commands.clear();
-	r.jobs.clear();
-	r.next_id = 1;
-	r.log.clear();
-	r.awaited_ack = false;
+	guarded([] {
+		Registry &r = reg();
+		std::lock_guard<std::mutex> g(r.mu);
+		r.agents.clear();
+		r.commands.clear();
+		r.jobs.clear();
+		r.next_id = 1;
+		r.log.clear();
+		r.awaited_ack = false;
+	});
 }
 
 extern "C" void tidal_agent_state_saved(void)

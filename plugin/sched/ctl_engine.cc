@@ -34,6 +34,7 @@
 
 #include "core/number_text.h"
 #include "plugin/sched/agents.h"
+#include "plugin/sched/c_api.h"
 #include "plugin/sched/engine_state.h"
 #include "proto/json.h"
 
@@ -329,21 +330,15 @@ extern "C" char *tidal_engine_request(const char *request, uint32_t uid,
 				      int admin, int private_jobs,
 				      const char **refused)
 {
-	std::string r;
 	const char *why = nullptr;
+	char *p;
 	try {
-		r = tidal::plugin::engine().handle(request ? request : "", uid,
-						   admin != 0,
-						   private_jobs != 0, &why);
-	} catch (const std::exception &e) {
-		r = std::string("{\"version\":1,\"ok\":false,\"error\":\"internal "
-				"error\"}\n");
+		p = tidal::plugin::c_string(tidal::plugin::engine().handle(
+			request ? request : "", uid, admin != 0,
+			private_jobs != 0, &why));
 	} catch (...) {
-		r = "{\"version\":1,\"ok\":false,\"error\":\"internal error\"}\n";
+		p = tidal::plugin::internal_error_reply();
 	}
-	char *p = (char *)std::malloc(r.size() + 1);
-	if (p)
-		std::memcpy(p, r.c_str(), r.size() + 1);
 	if (refused)
 		*refused = why;
 	return p;

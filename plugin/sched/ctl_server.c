@@ -45,6 +45,7 @@
 #include "src/slurmctld/slurmctld.h"
 
 #include "plugin/sched/bridge.h"
+#include "plugin/sched/slurm_side.h"
 #include "proto/wire_c.h"
 
 #define CTL_READ_TIMEOUT_MS 2000 /* per wait, for each line */
@@ -111,12 +112,9 @@ static void _serve(int fd)
 	free(reply);
 	if (tidal_agent_ack_waiting())
 		tidal_cycle_wake();
-	if ((log_lines = tidal_agent_log_drain())) {
-		for (char *save = NULL, *l = strtok_r(log_lines, "\n", &save);
-		     l; l = strtok_r(NULL, "\n", &save))
-			info("sched/tidal: %s", l);
-		free(log_lines);
-	}
+	log_lines = tidal_agent_log_drain();
+	tidal_log_lines(log_lines, false);
+	free(log_lines);
 }
 
 static void *_worker(void *arg)

@@ -32,6 +32,7 @@
 #include "plugin/common/options.h"
 #include "plugin/sched/agents.h"
 #include "plugin/sched/bridge.h"
+#include "plugin/sched/c_api.h"
 #include "plugin/sched/engine_state.h"
 
 #include <algorithm>
@@ -46,14 +47,6 @@ Engine &engine()
 {
 	static Engine e;
 	return e;
-}
-
-static char *dup_msg(const std::string &s)
-{
-	char *p = (char *)std::malloc(s.size() + 1);
-	if (p)
-		std::memcpy(p, s.c_str(), s.size() + 1);
-	return p;
 }
 
 /* Policies that tidal-sim runs inside their anchor's preset only: a
@@ -518,7 +511,7 @@ int Engine::decide(const tidal_snap_t &s, tidal_plan_t *out)
 				 std::chrono::steady_clock::now() - t0)
 				 .count();
 	if (!log.empty())
-		out->log = dup_msg(log);
+		out->log = c_string(log);
 	record(s, jobs, plan, out->decide_ms);
 	return 0;
 }
@@ -584,6 +577,7 @@ void Engine::record(const tidal_snap_t &s, const std::vector<Job> &jobs,
 } /* namespace tidal */
 
 using tidal::plugin::engine;
+using tidal::plugin::guarded;
 
 extern "C" int tidal_engine_configure(const char *text, const char *origin,
 				      char **msg)
@@ -599,28 +593,29 @@ extern "C" int tidal_engine_configure(const char *text, const char *origin,
 		m = "tidal.conf: unknown error";
 	}
 	if (!m.empty())
-		*msg = tidal::plugin::dup_msg(m);
+		*msg = tidal::plugin::c_string(m);
 	return rc;
 }
 
 extern "C" int tidal_engine_ctl_port(void)
 {
-	return engine().ctl_port();
+	return guarded(0, [] { return engine().ctl_port(); });
 }
 
 extern "C" double tidal_engine_interval(void)
 {
-	return engine().interval();
+	return guarded(2.0 /* the default */,
+		       [] { return engine().interval(); });
 }
 
 extern "C" const char *tidal_engine_policy(void)
 {
-	return engine().policy_name();
+	return guarded((const char *)"", [] { return engine().policy_name(); });
 }
 
 extern "C" int tidal_engine_admits_by_deadline(void)
 {
-	return engine().admits_by_deadline();
+	return guarded(0, [] { return (int)engine().admits_by_deadline(); });
 }
 
 extern "C" int tidal_engine_decide(const tidal_snap_t *snap,
@@ -631,9 +626,10 @@ extern "C" int tidal_engine_decide(const tidal_snap_t *snap,
 	try {
 		return engine().decide(*snap, plan);
 	} catch (const std::exception &e) {
-		*msg = tidal::plugin::dup_msg(std::string("decide: ") + e.what());
+		*msg = tidal::plugin::c_string(std::string("decide: ") +
+					       e.what());
 	} catch (...) {
-		*msg = tidal::plugin::dup_msg("decide: unknown error");
+		*msg = tidal::plugin::c_string("decide: unknown error");
 	}
 	tidal_plan_free(plan);
 	return -1;
@@ -654,7 +650,7 @@ extern "C" void tidal_plan_free(tidal_plan_t *plan)
 
 extern "C" void tidal_engine_apply_conf(tidal_apply_conf_t *conf)
 {
-	engine().apply_conf(conf);
+	guarded([conf] { engine().apply_conf(conf); });
 }
 
 extern "C" char *tidal_engine_state_dump(int force)
@@ -663,7 +659,7 @@ extern "C" char *tidal_engine_state_dump(int force)
 		std::string s;
 		if (!engine().state_dump(&s, force != 0))
 			return nullptr;
-		return tidal::plugin::dup_msg(s);
+		return tidal::plugin::c_string(s);
 	} catch (...) {
 		return nullptr;
 	}

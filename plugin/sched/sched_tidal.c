@@ -63,6 +63,19 @@ static bool wake_agent;
  * policy or key or has a line that is not Key=Value: then nothing of it is
  * used (the previous configuration stays, if any).  A bad value is only
  * logged, and its default used (Slurm's rule). */
+extern void tidal_log_lines(char *text, bool errors)
+{
+	for (char *save = NULL, *l = text ? strtok_r(text, "\n", &save) : NULL;
+	     l; l = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(l, "note: ", 6))
+			info("sched/tidal: %s", l + 6);
+		else if (errors)
+			error("sched/tidal: %s", l);
+		else
+			info("sched/tidal: %s", l);
+	}
+}
+
 static int _load_config(void)
 {
 	int rc = 0;
@@ -84,13 +97,7 @@ static int _load_config(void)
 	}
 	rc = tidal_engine_configure(text ? text : "", path, &msg);
 	/* "note: " lines (a key only another policy reads) are no error. */
-	for (char *save = NULL, *l = msg ? strtok_r(msg, "\n", &save) : NULL;
-	     l; l = strtok_r(NULL, "\n", &save)) {
-		if (!strncmp(l, "note: ", 6))
-			info("sched/tidal: %s", l + 6);
-		else
-			error("sched/tidal: %s", l);
-	}
+	tidal_log_lines(msg, true);
 	free(msg);
 	xfree(text);
 	if (rc) {
@@ -165,10 +172,7 @@ static void _cycle(void)
 		tidal_snapshot_free(&snap);
 		return;
 	}
-	if (plan.log)
-		for (char *save = NULL, *l = strtok_r(plan.log, "\n", &save);
-		     l; l = strtok_r(NULL, "\n", &save))
-			info("sched/tidal: %s", l);
+	tidal_log_lines(plan.log, false);
 	tidal_engine_apply_conf(&conf);
 	tidal_plan_prepare(&snap, &plan);
 	clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -19,6 +19,12 @@
 #define TIDAL_PREEMPT_PREFIX "TidalPreempted: "
 #define TIDAL_REJECT_PREFIX "TidalReject: "
 
+/* Log TEXT (lines the C++ side wrote) one line each as "sched/tidal:
+ * LINE": a line that starts "note: " at info, without that word; the
+ * others at error if ERRORS, else at info.  TEXT is cut up (strtok_r);
+ * NULL logs nothing. */
+void tidal_log_lines(char *text, bool errors);
+
 /* Parse Tidal's options (options.h) from a job's spank_job_env into J;
  * only while tidal_snapshot_take() runs (strings are snapshot.c's). */
 void tidal_job_options(char **env, uint32_t n, tidal_job_t *j);

@@ -32,8 +32,7 @@
 
 SPANK_PLUGIN(tidal, 1);
 
-#define N_OPTS 8
-static char *values[N_OPTS]; /* given value per tidal_options[] entry */
+static char *values[TIDAL_OPT_COUNT]; /* given value per tidal_options[] */
 
 static int _option_cb(int val, const char *optarg, int remote)
 {
@@ -210,13 +209,11 @@ static int _gpu_request(char *how, size_t how_len)
 /* --elastic-gpus against the GPU request, once every option is parsed. */
 static int _check_elastic(void)
 {
-	int e = -1, min, max, gpus;
+	const char *e = values[TIDAL_OPT_ELASTIC_GPUS];
+	int min, max, gpus;
 	char how[128] = "", err[320];
 
-	for (int i = 0; tidal_options[i].name && i < N_OPTS; i++)
-		if (!strcmp(tidal_options[i].name, "elastic-gpus"))
-			e = i;
-	if (e < 0 || !values[e] || tidal_parse_range(values[e], &min, &max))
+	if (!e || tidal_parse_range(e, &min, &max))
 		return 0;
 	gpus = _gpu_request(how, sizeof(how));
 	if (!tidal_elastic_check(min, max, gpus, how[0] ? how : NULL, 0, err,
@@ -232,7 +229,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 
 	if (ctx != S_CTX_ALLOCATOR && ctx != S_CTX_LOCAL)
 		return 0;
-	for (int i = 0; tidal_options[i].name && i < N_OPTS; i++) {
+	for (int i = 0; i < TIDAL_OPT_COUNT; i++) {
 		struct spank_option opt = {
 			.name = (char *)tidal_options[i].name,
 			.arginfo = (char *)tidal_options[i].arginfo,
@@ -262,7 +259,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		return 0;
 	if (_check_elastic())
 		return -1;
-	for (int i = 0; tidal_options[i].name && i < N_OPTS; i++) {
+	for (int i = 0; i < TIDAL_OPT_COUNT; i++) {
 		if (!values[i])
 			continue;
 		if (spank_job_control_setenv(sp, tidal_options[i].env,
@@ -277,7 +274,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
-	for (int i = 0; i < N_OPTS; i++) {
+	for (int i = 0; i < TIDAL_OPT_COUNT; i++) {
 		free(values[i]);
 		values[i] = NULL;
 	}
