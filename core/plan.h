@@ -38,10 +38,21 @@ struct Decision {
 	Placement placement;
 	std::string reason;
 	std::vector<std::pair<std::string, double>> numbers;
+	/* The job's place in the policy's order, 1 = first, of RANKED jobs
+	 * ranked; 0 if the policy ranks none.  Kept out of REASON, which
+	 * would otherwise change whenever a job ahead starts or ends. */
+	int rank = 0;
+	int ranked = 0;
 
 	Decision &note(std::string key, double value)
 	{
 		numbers.emplace_back(std::move(key), value);
+		return *this;
+	}
+	Decision &at_rank(int r, int of)
+	{
+		rank = r;
+		ranked = of;
 		return *this;
 	}
 };

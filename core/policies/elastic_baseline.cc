@@ -170,31 +170,42 @@ Plan ElasticBaseline::decide(const Snapshot &snap)
 	for (size_t i = 0; i < v.size(); i++) {
 		const Job &j = *v[i];
 		bool running = j.state == JobState::Running;
+		/* NAME: CLAUSE; CLAUSE; ... */
 		std::ostringstream why;
-		why << name_ << ": rank " << i + 1 << " of " << v.size();
+		bool first = true;
+		auto clause = [&]() -> std::ostream & {
+			why << (first ? ": " : "; ");
+			first = false;
+			return why;
+		};
+		int rank = (int)i + 1, ranked = (int)v.size();
+		why << name_;
 		if (j.has_deadline())
-			why << ", deadline in "
-			    << (long long)(j.deadline - snap.now) << " s";
+			clause() << "deadline in "
+				 << (long long)(j.deadline - snap.now) << " s";
 		if (rejected[i] && !j.time_known) {
 			/* Its time is a placeholder: say what is missing, not
 			 * what the placeholder would need. */
-			why << (j.iterations_known
-					? "; its run time is unknown: no "
-					  "time limit, and its --train-iters "
-					  "have no measured speed yet"
-					: "; its work is unknown: no time "
-					  "limit and no --train-iters")
-			    << ", so the deadline cannot be checked; give it "
-			       "a time limit (sbatch -t)";
+			clause() << (j.iterations_known
+					     ? "its run time is unknown: no "
+					       "time limit, and its "
+					       "--train-iters "
+					       "have no measured speed yet"
+					     : "its work is unknown: no time "
+					       "limit and no --train-iters")
+				 << ", so the deadline cannot be checked; give "
+				    "it a time limit (sbatch -t)";
 			plan.add(j.id, Action::Reject, 0, why.str())
+				.at_rank(rank, ranked)
 				.note("LeftSeconds", j.deadline - snap.now);
 			continue;
 		}
 		if (rejected[i]) {
-			why << "; infeasible: needs "
-			    << (long long)time_at(j, elastic_cap(j)) << " s at "
-			    << elastic_cap(j) << " GPUs";
+			clause() << "infeasible: needs "
+				 << (long long)time_at(j, elastic_cap(j))
+				 << " s at " << elastic_cap(j) << " GPUs";
 			plan.add(j.id, Action::Reject, 0, why.str())
+				.at_rank(rank, ranked)
 				.note("NeedSeconds", time_at(j, elastic_cap(j)))
 				.note("LeftSeconds", j.deadline - snap.now);
 			continue;
@@ -210,26 +221,28 @@ Plan ElasticBaseline::decide(const Snapshot &snap)
 		int got = placement_gpus(where[i]);
 		if (got < elastic_floor(j) || got == 0) {
 			free.release(where[i]);
-			why << "; needs " << elastic_floor(j) << " GPUs, "
-			    << free.free_total() << " free";
+			clause() << "needs " << elastic_floor(j) << " GPUs, "
+				 << free.free_total() << " free";
 			plan.add(j.id, running ? Action::Preempt : Action::Hold,
-				 j.gpus, why.str());
+				 j.gpus, why.str())
+				.at_rank(rank, ranked);
 			continue;
 		}
 		Action a = !running	    ? Action::Start
 			   : got == j.alloc ? Action::Keep
 					    : Action::Resize;
 		if (j.max_gpus > 0)
-			why << "; elastic " << elastic_floor(j) << "-"
-			    << elastic_cap(j) << ", "
-			    << (a == Action::Resize
-					? (got > j.alloc ? "grows"
-							 : "shrinks") +
-						  std::string(" from ") +
-						  std::to_string(j.alloc)
-					: std::string("at"))
-			    << " " << got << " GPUs";
+			clause() << "elastic " << elastic_floor(j) << "-"
+				 << elastic_cap(j) << ", "
+				 << (a == Action::Resize
+					     ? (got > j.alloc ? "grows"
+							      : "shrinks") +
+						       std::string(" from ") +
+						       std::to_string(j.alloc)
+					     : std::string("at"))
+				 << " " << got << " GPUs";
 		Decision &d = plan.add(j.id, a, got, why.str());
+		d.at_rank(rank, ranked);
 		d.placement = a == Action::Keep ? j.placement : where[i];
 		d.note("TargetGPUs", got);
 	}

@@ -123,10 +123,7 @@ void QueuePolicy::decide_all(const Snapshot &snap, Plan &plan)
 	auto why = [&](const Job &j, size_t i, const std::string &tail) {
 		if (!want)
 			return std::string();
-		std::ostringstream s;
-		s << name_ << ": " << rank_reason(j, ranks[i]) << ", rank "
-		  << position << " of " << cand.size() << tail;
-		return s.str();
+		return name_ + ": " + rank_reason(j, ranks[i]) + tail;
 	};
 	/* Add a decision unless it is a Keep or Hold the caller can do
 	 * without. */
@@ -135,6 +132,7 @@ void QueuePolicy::decide_all(const Snapshot &snap, Plan &plan)
 		if (sparse && (a == Action::Keep || a == Action::Hold))
 			return;
 		Decision &d = plan.add(cand[i]->id, a, gpus, std::move(reason));
+		d.at_rank(position, (int)cand.size());
 		d.slot = (std::ptrdiff_t)slot[i];
 		d.placement = std::move(p);
 	};

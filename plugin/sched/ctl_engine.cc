@@ -129,6 +129,15 @@ json_object *job_record(const JobView &v, bool full)
 		put_num(o, "AttainedGPUSec", std::round(j.attained));
 	}
 	put_str(o, "Action", v.decided ? action_name(v.decision.action) : "");
+	/* The policy's order, apart from the Reason (which Slurm shows too,
+	 * and which would change whenever a job ahead starts or ends). */
+	if (v.decided && v.decision.ranked > 0) {
+		put_num(o, "Rank", v.decision.rank);
+		put_num(o, "Ranked", v.decision.ranked);
+	} else {
+		put_none(o, "Rank");
+		put_none(o, "Ranked");
+	}
 	put_str(o, "Reason", v.decided ? v.decision.reason : "");
 	agent_job_fields(j.id, o, full); /* checkpoint, resize story */
 	return o;

@@ -384,53 +384,6 @@ int apply_agent_fabric(const std::vector<std::string> &reports, Cluster *c,
 	return fabric::apply_tree(tree, c);
 }
 
-/* Where "rank N of M" starts in R (and *LEN), or npos. */
-static size_t find_rank(const std::string &r, size_t *len)
-{
-	auto digits = [&](size_t q) {
-		while (q < r.size() && r[q] >= '0' && r[q] <= '9')
-			q++;
-		return q;
-	};
-	for (size_t p = r.find("rank "); p != std::string::npos;
-	     p = r.find("rank ", p + 1)) {
-		size_t q = digits(p + 5);
-		if (q == p + 5 || r.compare(q, 4, " of ") != 0)
-			continue;
-		size_t e = digits(q + 4);
-		if (e == q + 4)
-			continue;
-		*len = e - p;
-		return p;
-	}
-	return std::string::npos;
-}
-
-/* The policy's reason as the job's Slurm Reason: without the job's rank in
- * the queue, which moves for every job behind one that starts or ends, so
- * that a Reason changes only when something about the job does (apply.c
- * rewrites only those, under the job lock).  tidalctl shows the rank.
- * "fifo: submitted at T s, rank 2 of 3; needs ..." -> "fifo: submitted at
- * T s; needs ..."; "elastic-edf: rank 2 of 3, deadline in ..." ->
- * "elastic-edf: deadline in ...". */
-static std::string slurm_reason(const std::string &r)
-{
-	size_t len, p = find_rank(r, &len);
-	if (p == std::string::npos)
-		return r;
-	std::string s = r;
-	if (p >= 2 && s.compare(p - 2, 2, ", ") == 0)
-		s.erase(p - 2, len + 2);
-	else if (s.compare(p + len, 2, ", ") == 0 ||
-		 s.compare(p + len, 2, "; ") == 0)
-		s.erase(p, len + 2);
-	else if (p >= 2 && s.compare(p - 2, 2, ": ") == 0)
-		s.erase(p - 2, len + 2);
-	else
-		s.erase(p, len);
-	return s;
-}
-
 static void copy_decision(const Decision &d, tidal_decision_t *o)
 {
 	o->job = (uint32_t)d.job;
@@ -446,8 +399,7 @@ static void copy_decision(const Decision &d, tidal_decision_t *o)
 	bool to_slurm = d.action == Action::Hold || d.action == Action::Reject ||
 			d.action == Action::Preempt;
 	std::snprintf(o->reason, sizeof(o->reason), "%s",
-		      to_slurm ? slurm_reason(d.reason).c_str()
-			       : d.reason.c_str());
+		      to_slurm ? d.reason.c_str() : d.reason.c_str());
 }
 
 int Engine::decide(const tidal_snap_t &s, tidal_plan_t *out)

@@ -41,6 +41,28 @@ static void test_fifo_blocks_head_of_line(void **)
 	assert_non_null(strstr(p.find(3)->reason.c_str(), "behind job 2"));
 }
 
+/* The queue order travels as numbers, not in the Reason: rank 1..3 of
+ * 3, and a Reason that stays the same when a job ahead leaves.  On 4
+ * GPUs, job 1 (8 GPUs) cannot fit and blocks 2 and 3 behind it. */
+static void test_rank_is_a_number(void **)
+{
+	Cluster c = cluster(1, 4);
+	std::vector<Job> jobs = { job(1, 8, 0, 100), job(2, 8, 1, 100),
+				  job(3, 1, 2, 100) };
+	Plan p = make("fifo")->decide(snapshot(c, jobs, 2));
+	for (JobId id = 1; id <= 3; id++) {
+		assert_int_equal(p.find(id)->rank, (int)id);
+		assert_int_equal(p.find(id)->ranked, 3);
+		assert_null(strstr(p.find(id)->reason.c_str(), "rank"));
+	}
+	std::string before = p.find(3)->reason;
+	jobs.erase(jobs.begin() + 1); /* job 2 is cancelled */
+	Plan q = make("fifo")->decide(snapshot(c, jobs, 2));
+	assert_int_equal(q.find(3)->rank, 2);
+	assert_int_equal(q.find(3)->ranked, 2);
+	assert_string_equal(q.find(3)->reason.c_str(), before.c_str());
+}
+
 /* The same queue with Discipline=skip backfills job 3. */
 static void test_fifo_skip_backfills(void **)
 {
@@ -143,6 +165,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fifo_blocks_head_of_line),
 		cmocka_unit_test(test_fifo_skip_backfills),
+		cmocka_unit_test(test_rank_is_a_number),
 		cmocka_unit_test(test_srtf_preempts_longer),
 		cmocka_unit_test(test_srsf_weighs_gpus),
 		cmocka_unit_test(test_edf_orders_by_deadline),

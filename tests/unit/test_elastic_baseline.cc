@@ -131,8 +131,10 @@ static void test_rejects_unknown_work(void **)
 	std::vector<Job> jobs = { d };
 	Plan p = make("elastic-edf")->decide(snapshot(c, jobs, 10));
 	assert_int_equal(decision(p, 2).action, Action::Reject);
+	assert_int_equal(decision(p, 2).rank, 1);
+	assert_int_equal(decision(p, 2).ranked, 1);
 	assert_string_equal(decision(p, 2).reason.c_str(),
-			    "elastic-edf: rank 1 of 1, deadline in 3600 s; its "
+			    "elastic-edf: deadline in 3600 s; its "
 			    "work is unknown: no time limit and no "
 			    "--train-iters, so the deadline cannot be checked; "
 			    "give it a time limit (sbatch -t)");
