@@ -46,6 +46,7 @@
 #include <json.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdint>
@@ -133,6 +134,19 @@ Registry &reg()
 {
 	static Registry r;
 	return r;
+}
+
+/* tidal_agent_on_awaited_ack()'s callback. */
+std::atomic<void (*)(void)> awaited_ack_wake{ nullptr };
+
+/* Whether an awaited ack came in since the last call (and forget it). */
+bool take_awaited_ack()
+{
+	Registry &r = reg();
+	std::lock_guard<std::mutex> g(r.mu);
+	bool w = r.awaited_ack;
+	r.awaited_ack = false;
+	return w;
 }
 
 double wall_now()
@@ -752,6 +766,9 @@ extern "C" char *tidal_agent_request(const char *request, uint32_t uid,
 					 admin != 0, peer_host, &mine, &why);
 		if (refused)
 			*refused = why;
+		if (mine && take_awaited_ack())
+			if (void (*wake)(void) = awaited_ack_wake.load())
+				wake();
 		return mine ? c_string(out) : nullptr;
 	} catch (...) {
 		return internal_error_reply();
@@ -773,15 +790,9 @@ extern "C" char *tidal_agent_log_drain(void)
 	}
 }
 
-extern "C" int tidal_agent_ack_waiting(void)
+extern "C" void tidal_agent_on_awaited_ack(void (*wake)(void))
 {
-	return guarded(0, [] {
-		Registry &r = reg();
-		std::lock_guard<std::mutex> g(r.mu);
-		bool w = r.awaited_ack;
-		r.awaited_ack = false;
-		return (int)w;
-	});
+	awaited_ack_wake.store(wake);
 }
 
 extern "C" int tidal_agent_live(const char *node, double now)

@@ -167,10 +167,12 @@ char *tidal_agent_request(const char *request, uint32_t uid, int admin,
 			  const char *peer_host, const char **refused);
 /* Lines for slurmctld's log since the last call (malloc'd), or NULL. */
 char *tidal_agent_log_drain(void);
-/* 1 (once) if an ack some resize waits for came in since the last call:
+/* WAKE is called when an ack that some resize waits for has come in
+ * (from the thread that served it, after agents.cc let go of its lock):
  * the scheduling thread should run a cycle now rather than at its next
- * CycleInterval (every second of it is a second the job stands still). */
-int tidal_agent_ack_waiting(void);
+ * CycleInterval, for every second of it is a second the job stands
+ * still.  NULL: nobody is told. */
+void tidal_agent_on_awaited_ack(void (*wake)(void));
 /* 1 if NODE's agent heartbeated within 3 of its intervals of NOW. */
 int tidal_agent_live(const char *node, double now);
 /* Queue OP ("checkpoint", "checkpoint_stop") about JOB for NODE's agent;

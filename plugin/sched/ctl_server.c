@@ -110,8 +110,6 @@ static void _serve(int fd)
 	if (reply)
 		tidal_wire_write(fd, reply);
 	free(reply);
-	if (tidal_agent_ack_waiting())
-		tidal_cycle_wake();
 	log_lines = tidal_agent_log_drain();
 	tidal_log_lines(log_lines, false);
 	free(log_lines);

@@ -13,7 +13,8 @@
  *                                 Reasons are left to write
  *   unlock                        tidal_state_save()      state.c
  *   sleep CycleInterval (or until scontrol reconfigure, or an ack from
- *   tidald that a resize waits for: tidal_cycle_wake; or until a job is
+ *   tidald that a resize waits for: agents.cc calls tidal_cycle_wake,
+ *   registered with tidal_agent_on_awaited_ack at init; or until a job is
  *   submitted, no more often than keeps the cycle to a tenth of the
  *   time: _sleep)
  *
@@ -298,6 +299,7 @@ extern int init(void)
 		return SLURM_ERROR;
 	}
 	tidal_state_load();
+	tidal_agent_on_awaited_ack(tidal_cycle_wake);
 	stop_agent = false;
 	slurm_thread_create(&tidal_thread, _agent, NULL);
 	tidal_ctl_start(tidal_engine_ctl_port());
@@ -317,6 +319,7 @@ extern void fini(void)
 		pthread_join(tidal_thread, NULL);
 		tidal_thread = 0;
 		tidal_ctl_stop();
+		tidal_agent_on_awaited_ack(NULL);
 		tidal_engine_shutdown();
 	}
 	slurm_mutex_unlock(&thread_flag_mutex);

@@ -78,10 +78,18 @@ static void configure()
 	std::free(msg);
 }
 
+/* What the scheduling thread would be woken for: an awaited ack. */
+static unsigned long wakes;
+static void wake()
+{
+	wakes++;
+}
+
 extern "C" int LLVMFuzzerInitialize(int *, char ***)
 {
 	configure();
 	decide_once();
+	tidal_agent_on_awaited_ack(wake);
 	return 0;
 }
 
@@ -173,7 +181,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data,
 			std::abort();
 		check_reply(r);
 		std::free(tidal_agent_log_drain());
-		(void)tidal_agent_ack_waiting();
 	}
 	for (uint64_t id : cmd) {
 		uint64_t step = 0;

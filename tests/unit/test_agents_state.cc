@@ -11,6 +11,8 @@
  *   - the job's newest checkpoint kept a stale path when its node
  *     reported the same step at another path
  *
+ * Also: an ack that a resize waits for calls the registered wake-up.
+ *
  * Linked with the plugin's engine objects (no Slurm in them).
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
@@ -147,6 +149,45 @@ static void test_same_step_new_path(void **state)
 	assert_non_null(strstr(w.c_str(), "/ckpt/new.tck"));
 }
 
+static int wakes;
+static void wake()
+{
+	wakes++;
+}
+
+/* An ack that a resize waits for wakes the scheduling thread through
+ * the callback it registered, once; an ack nobody waits for does not. */
+static void test_awaited_ack_wakes(void **state)
+{
+	tidal_agent_clear();
+	wakes = 0;
+	tidal_agent_on_awaited_ack(wake);
+	reg("n1", "10.0.0.1:6830");
+	uint64_t id = tidal_agent_command("n1", "checkpoint_stop", 10, 1.0);
+	assert_true(id > 0);
+	std::string a = ask("{\"v\":1,\"op\":\"node_ack\",\"node\":\"n1\","
+			    "\"id\":" +
+			    std::to_string(id + 7) +
+			    ",\"ok\":true,\"job\":10,\"step\":3,"
+			    "\"path\":\"/ckpt/a.tck\"}");
+	assert_non_null(strstr(a.c_str(), "\"ok\":true"));
+	assert_int_equal(wakes, 0); /* nobody waits for that id */
+	ask("{\"v\":1,\"op\":\"node_ack\",\"node\":\"n1\",\"id\":" +
+	    std::to_string(id) +
+	    ",\"ok\":true,\"job\":10,\"step\":4,"
+	    "\"path\":\"/ckpt/b.tck\"}");
+	assert_int_equal(wakes, 1);
+	ask("{\"v\":1,\"op\":\"ckpt_where\",\"job\":10}");
+	assert_int_equal(wakes, 1); /* once per ack */
+	tidal_agent_on_awaited_ack(nullptr);
+	uint64_t id2 = tidal_agent_command("n1", "checkpoint", 10, 2.0);
+	ask("{\"v\":1,\"op\":\"node_ack\",\"node\":\"n1\",\"id\":" +
+	    std::to_string(id2) +
+	    ",\"ok\":true,\"job\":10,\"step\":5,"
+	    "\"path\":\"/ckpt/c.tck\"}");
+	assert_int_equal(wakes, 1); /* nobody registered */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -156,6 +197,7 @@ int main(void)
 		cmocka_unit_test(test_long_address_and_path),
 		cmocka_unit_test(test_time_overflow),
 		cmocka_unit_test(test_same_step_new_path),
+		cmocka_unit_test(test_awaited_ack_wakes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
