@@ -87,17 +87,18 @@ extern void tidal_forget_requeue(uint32_t job)
 			requeued[i--] = requeued[--n_requeued];
 }
 
-extern void tidal_fix_requeue_delay(job_record_t *job_ptr, time_t now)
+extern void tidal_requeue_delays_give_back(time_t now)
 {
 	for (int i = 0; i < n_requeued; i++) {
-		if (requeued[i].job != job_ptr->job_id)
-			continue;
+		job_record_t *job_ptr = find_job_record(requeued[i].job);
 		/* One second past the requeue keeps the new launch
 		 * credential newer than the revoked one. */
 		time_t ok = requeued[i].when + 2;
-		if (job_ptr->details->begin_time > ok)
+
+		if (job_ptr && IS_JOB_PENDING(job_ptr) && job_ptr->details &&
+		    job_ptr->details->begin_time > now &&
+		    job_ptr->details->begin_time > ok)
 			job_ptr->details->begin_time = ok;
-		return;
 	}
 }
 

@@ -4,7 +4,8 @@
  *
  * Each cycle:
  *
- *   lock (job W, node W, part R)  tidal_snapshot_take()   snapshot.c
+ *   lock (job W, node W, part R)  tidal_requeue_delays_give_back() resize.c
+ *                                 tidal_snapshot_take()   snapshot.c
  *   unlock                        tidal_snapshot_finish()
  *                                 tidal_engine_decide()   engine.cc (C++)
  *                                 tidal_plan_prepare()    apply.c
@@ -162,6 +163,7 @@ static void _cycle(void)
 	tidal_snapshot_deadlines(tidal_engine_admits_by_deadline());
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	_lock(locks, &got, &wait_ms);
+	tidal_requeue_delays_give_back(time(NULL));
 	tidal_snapshot_take(&snap);
 	_unlock(locks, &got, &hold_ms);
 	snap_ms = _ms_since(&t0);

@@ -31,7 +31,10 @@ void tidal_job_options(char **env, uint32_t n, tidal_job_t *j);
 
 /* ---- snapshot.c / apply.c: the cycle in lock sections ----
  *
- *   lock     tidal_snapshot_take()      copy what changed
+ *   lock     tidal_requeue_delays_give_back()
+ *                                       resize.c: Slurm's requeue delay
+ *                                       off the jobs Tidal requeued
+ *            tidal_snapshot_take()      copy what changed
  *   unlock   tidal_snapshot_finish()    lay the copies out as SNAP
  *            tidal_engine_decide()
  *            tidal_plan_prepare()       keep the decisions that change
@@ -106,9 +109,10 @@ typedef struct {
 
 void tidal_note_requeue(uint32_t job, time_t when);
 void tidal_forget_requeue(uint32_t job);
-/* A job Tidal requeued: Slurm delayed its begin time by the credential
- * lifetime; give it back (job write lock held). */
-void tidal_fix_requeue_delay(job_record_t *job_ptr, time_t now);
+/* The jobs Tidal requeued: Slurm delayed their begin time by the
+ * credential lifetime; give it back, before the snapshot looks at who is
+ * eligible (job write lock held). */
+void tidal_requeue_delays_give_back(time_t now);
 int tidal_requeued_count(void);
 /* Requeue the jobs whose batch script was killed by a signal outside
  * Slurm and that have a checkpoint to resume from (job write lock held). */

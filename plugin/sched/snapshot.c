@@ -726,8 +726,6 @@ static bool _eligible_one(job_record_t *job_ptr, time_t now)
 	    !job_ptr->details || !job_ptr->part_ptr ||
 	    job_ptr->priority == 0)
 		return false;
-	if (job_ptr->details->begin_time > now) /* Tidal's requeue delay? */
-		tidal_fix_requeue_delay(job_ptr, now);
 	/* Dependencies, --begin (Reason BeginTime), a reservation not yet
 	 * begun (Reason Reservation), as Slurm's schedulers ask. */
 	if (!job_independent(job_ptr))

@@ -617,6 +617,7 @@ int emu_cycle(emu_times_t *t)
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
 	tidal_snapshot_deadlines(tidal_engine_admits_by_deadline());
 	/* lock */
+	tidal_requeue_delays_give_back(time(NULL));
 	tidal_snapshot_take(&snap);
 	_lap(&w, &c, &t->snapshot_ms, &t->hold_cpu_ms);
 	t->hold_max_cpu_ms = t->hold_cpu_ms;
