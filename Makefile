@@ -123,6 +123,7 @@ NODE_LIBS := $(MUNGE_LIBS) -pthread
 NODE_TARGETS :=
 
 include proto/proto.mk
+include plugin/sched/agents/agents.mk
 -include trainer/trainer.mk
 -include launcher/launcher.mk
 -include nodeagent/nodeagent.mk

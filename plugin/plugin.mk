@@ -14,8 +14,7 @@ SLURMCTLD ?= /usr/sbin/slurmctld
 SCHED_C := plugin/sched/sched_tidal.c plugin/sched/snapshot.c \
 	plugin/sched/apply.c plugin/sched/ctl_server.c plugin/sched/resize.c \
 	plugin/sched/state.c
-SCHED_CC := plugin/sched/engine.cc plugin/sched/ctl_engine.cc \
-	plugin/sched/agents.cc
+SCHED_CC := plugin/sched/engine.cc plugin/sched/ctl_engine.cc $(AGENTS_SRC)
 SCHED_OBJ := $(SCHED_C:%.c=$(BUILD)/obj/%.o) $(SCHED_CC:%.cc=$(BUILD)/obj/%.o) \
 	$(BUILD)/obj/plugin/common/options.o
 

@@ -27,13 +27,13 @@
 #                 (fuzz_agent_wire.cc; nodeagent/requests.cc)
 #   plugin-wire   what sched/tidal answers: node agents' ops and tidalctl
 #                 requests, then a state round trip of what they left
-#                 (fuzz_plugin_wire.cc; plugin/sched/agents.cc,
+#                 (fuzz_plugin_wire.cc; plugin/sched/agents/,
 #                 ctl_engine.cc)
 #   conf          tidal.conf: Params, the engine's configure, and the node
 #                 side's conf_value (fuzz_conf.cc)
 #   state         the plugin state file: load, save, load again
 #                 (fuzz_state.cc; plugin/sched/state.c and the lines of
-#                 resize.c, agents.cc and engine.cc), over tests/emu's
+#                 resize.c, agents/persist.cc and engine.cc), over tests/emu's
 #                 emulated slurmctld; only with a configured Slurm source
 #                 tree (HAVE_SLURM_SRC), like tidal-emu
 #
@@ -89,8 +89,9 @@ FUZZ_OPTIONS_OBJ := $(FUZZ_BUILD)/obj/plugin/common/options.o
 FUZZ_JSON_OBJ := $(FUZZ_BUILD)/obj/proto/json.o
 FUZZ_NODE_OBJ := $(addprefix $(FUZZ_BUILD)/obj/, nodeagent/requests.o \
 	proto/wire.o trainer/checkpoint.o)
-FUZZ_ENGINE_OBJ := $(addprefix $(FUZZ_BUILD)/obj/plugin/sched/, agents.o \
-	engine.o ctl_engine.o) $(FUZZ_OPTIONS_OBJ) $(FUZZ_JSON_OBJ)
+FUZZ_ENGINE_OBJ := $(addprefix $(FUZZ_BUILD)/obj/plugin/sched/, engine.o \
+	ctl_engine.o) $(AGENTS_SRC:%.cc=$(FUZZ_BUILD)/obj/%.o) \
+	$(FUZZ_OPTIONS_OBJ) $(FUZZ_JSON_OBJ)
 FUZZ_EMU_OBJ := $(addprefix $(FUZZ_BUILD)/obj/plugin/sched/, snapshot.o \
 	apply.o resize.o state.o) $(FUZZ_BUILD)/obj/tests/emu/emu.o
 
