@@ -17,7 +17,7 @@
  *                               {"v":1,"ok":false,"error":"what, why"}
  *
  * Each server's banner lists its ops: plugin/sched/ctl_engine.cc
- * (tidalctl), plugin/sched/agents.cc (tidald's ops to the plugin),
+ * (tidalctl), plugin/sched/agents/node_ops.cc (tidald's ops to the plugin),
  * nodeagent/serve.cc (tidald's peers and launchers), launcher/control.h
  * (tidal-launch's control socket).
  *

@@ -1,7 +1,8 @@
 /*
  * agents.h - the registry of node agents (tidald) inside sched/tidal, for
  * the C++ side (ctl_engine.cc's records).  The C side uses bridge.h's
- * tidal_agent_* functions.  agents.cc has the whole story.
+ * tidal_agent_* functions.  plugin/sched/agents/ has the whole story
+ * (registry.h says which file holds what).
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */

@@ -157,7 +157,7 @@ int tidal_engine_ctl_port(void);
 char *tidal_engine_request(const char *request, uint32_t uid, int admin,
 			   int private_jobs, const char **refused);
 
-/* ---- agents.cc: node agents (tidald) and checkpoint locations ---- */
+/* ---- agents/: node agents (tidald) and checkpoint locations ---- */
 
 /* A node op (node_register, node_heartbeat, node_ack, ckpt_where) from
  * UID, connected from PEER_HOST; root/SlurmUser only (ADMIN).  RET the
@@ -168,7 +168,7 @@ char *tidal_agent_request(const char *request, uint32_t uid, int admin,
 /* Lines for slurmctld's log since the last call (malloc'd), or NULL. */
 char *tidal_agent_log_drain(void);
 /* WAKE is called when an ack that some resize waits for has come in
- * (from the thread that served it, after agents.cc let go of its lock):
+ * (from the thread that served it, after agents/ let go of its lock):
  * the scheduling thread should run a cycle now rather than at its next
  * CycleInterval, for every second of it is a second the job stands
  * still.  NULL: nobody is told. */
@@ -198,7 +198,7 @@ char *tidal_agent_state_dump(void);
 /* The last dump is on disk: the checkpoints it names may now be released
  * to rotation (the heartbeat reply's "keep" names only saved ones). */
 void tidal_agent_state_saved(void);
-/* RET 1 if LINE was one of agents.cc's. */
+/* RET 1 if LINE was one of agents/persist.cc's. */
 int tidal_agent_state_line(const char *line);
 /* Forget every agent, command and checkpoint location, as a restarted
  * slurmctld has (tests and fuzz targets run many "restarts" in one

@@ -1,7 +1,7 @@
 /*
  * c_api.h - the contract of the plugin's C++ side with its C side, kept in
  * one place: every extern "C" entry point of engine.cc, ctl_engine.cc and
- * agents.cc runs its body through guarded(), so that nothing thrown ever
+ * agents/ runs its body through guarded(), so that nothing thrown ever
  * unwinds into slurmctld; strings handed to C are c_string() copies that
  * the C side free()s; and the codes C reads are core's, checked by the
  * compiler here.

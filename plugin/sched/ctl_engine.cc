@@ -111,7 +111,7 @@ json_object *job_record(const JobView &v, bool full)
 		else
 			put_none(o, "Iterations");
 		/* What the policy used: measured when an agent reports the
-		 * job (agents.cc), else from the time limit. */
+		 * job (agents/show.cc), else from the time limit. */
 		if (j.iterations_known)
 			put_num(o, "RemainingIters", std::round(j.remaining));
 		else

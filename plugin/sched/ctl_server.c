@@ -9,7 +9,7 @@
  *   server <- one JSON line, then close
  *
  * Node agents (tidald) use the same listener for their ops (node_register,
- * node_heartbeat, node_ack, ckpt_where: agents.cc); everything else goes
+ * node_heartbeat, node_ack, ckpt_where: agents/node_ops.cc); everything else goes
  * to the engine (ctl_engine.cc).
  *
  * One listener thread accepts; CTL_WORKERS worker threads serve the

@@ -78,7 +78,7 @@ public:
 			   bool admin, bool private_jobs,
 			   const char **refused);
 	/* The uid of job ID as the last cycle saw it, -1 if it did not (for
-	 * agents.cc's ckpt_where; ctl_engine.cc). */
+	 * agents/node_ops.cc's ckpt_where; ctl_engine.cc). */
 	std::int64_t job_uid(std::uint32_t id);
 	int ctl_port()
 	{

@@ -6,7 +6,7 @@
  *
  *   Resize decision (job running at n GPUs, target m)
  *        |  batch host has a live tidald (heartbeat within 3 of its
- *        |  intervals): queue "checkpoint_stop" for it (agents.cc);
+ *        |  intervals): queue "checkpoint_stop" for it (agents/);
  *        |  otherwise signal the batch step (ResizeSignal, e.g. USR1:
  *        v  "checkpoint now"); with ResizeSignal=none go straight on
  *   CHECKPOINT  until tidald acks the checkpoint, or CheckpointTimeout

@@ -14,7 +14,7 @@
  *                                 Reasons are left to write
  *   unlock                        tidal_state_save()      state.c
  *   sleep CycleInterval (or until scontrol reconfigure, or an ack from
- *   tidald that a resize waits for: agents.cc calls tidal_cycle_wake,
+ *   tidald that a resize waits for: agents/node_ops.cc calls tidal_cycle_wake,
  *   registered with tidal_agent_on_awaited_ack at init; or until a job is
  *   submitted, no more often than keeps the cycle to a tenth of the
  *   time: _sleep)

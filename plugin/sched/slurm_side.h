@@ -104,7 +104,7 @@ typedef struct {
 	int request_set;  /* the pending job's GPU request was changed */
 	time_t since;     /* phase entered */
 	uint64_t cmd;     /* checkpoint_stop asked of the batch host's
-			   * tidald (agents.cc), 0 = none */
+			   * tidald (agents/commands.cc), 0 = none */
 } tidal_resize_t;
 
 void tidal_note_requeue(uint32_t job, time_t when);

@@ -11,7 +11,7 @@
  *   requeue JOB WHEN                      resize.c
  *   resize JOB GPUS NODES PHASE SET SINCE [CMD]   resize.c
  *   agentseq N / ckpt JOB STEP WHEN NODE ADDR PATH / agentcmd ...
- *                                         agents.cc: checkpoint locations,
+ *                                         agents/persist.cc: checkpoint locations,
  *                                         unanswered agent commands
  *   seq N / memo JOB ...                  engine.cc
  *   end LINES FNV1A32                     completion marker, last

@@ -2,7 +2,7 @@
  * fuzz_plugin_wire.cc - libFuzzer target for what sched/tidal answers on
  * its listener (ctl_server.c hands each request line to these): node
  * agents' node_register, node_heartbeat, node_ack and ckpt_where
- * (plugin/sched/agents.cc), and tidalctl's show/explain/set
+ * (plugin/sched/agents/node_ops.cc), and tidalctl's show/explain/set
  * (plugin/sched/ctl_engine.cc).
  *
  * Input: one request per line.  A line starting with '!' comes from uid
@@ -14,7 +14,7 @@
  *
  * Every reply must be one JSON object on one line with a boolean "ok".
  * Then the agents' state lines (what state.c saves) must load back into an
- * empty registry and dump the same, and each must be an agents.cc line:
+ * empty registry and dump the same, and each must be an agents/persist.cc line:
  * nothing a node agent sends may break or add a line of the state file.
  * The engine has run one real decide() on a small snapshot (init), so
  * show and explain have jobs to describe.

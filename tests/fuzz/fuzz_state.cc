@@ -1,7 +1,7 @@
 /*
  * fuzz_state.cc - libFuzzer target for sched/tidal's state file
  * (plugin/sched/state.c): its header and completion marker, and the lines
- * of resize.c (requeue, resize), agents.cc (agentseq, ckpt, agentcmd)
+ * of resize.c (requeue, resize), agents/persist.cc (agentseq, ckpt, agentcmd)
  * and engine.cc (seq, memo), over tests/emu's emulated slurmctld (the
  * plugin's Slurm-side files linked unchanged, as tidal-emu does).
  *

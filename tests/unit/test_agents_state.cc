@@ -1,6 +1,6 @@
 /*
  * test_agents_state.cc - sched/tidal's agent registry (plugin/sched/
- * agents.cc): what node agents send must not break the state lines it
+ * agents/): what node agents send must not break the state lines it
  * saves, and the lines must load back the same.  Regressions found by
  * tests/fuzz (plugin-wire, state):
  *

@@ -1,16 +1,8 @@
 /*
- * agents.cc - sched/tidal's registry of node agents (tidald), the
- * commands queued for them and where each job's newest checkpoint is.
+ * node_ops.cc - the node agents' (tidald's) ops on sched/tidal's listener,
+ * over the registry of registry.h.
  *
- * Two threads touch it, so one mutex guards everything here (taken after
- * the engine's, never before it):
- *
- *   ctl thread (ctl_server.c)   node_register, node_heartbeat, node_ack,
- *                               ckpt_where; tidalctl's records
- *   plugin thread (resize.c,    tidal_agent_live/command/ack/note, the
- *    state.c)                   state lines
- *
- * The wire (one request per MUNGE-authenticated connection, see
+ * One request per MUNGE-authenticated connection (proto/wire.h,
  * ctl_server.c), root/SlurmUser only:
  *
  *   node_register  {node, addr, agent_version, ckpt_dir, ckpt_free_bytes,
@@ -23,118 +15,35 @@
  *   ckpt_where     {job}                 -> {ok, node, addr, step, path,
  *                                            holders:[{node, addr, step}]}
  *
- * A command goes out with the next heartbeat reply of its node, and again
- * after the agent registers anew (a restarted tidald); its ack (or
- * CheckpointTimeout, resize.c) ends it.  Checkpoint locations come
- * from acks and from the last_ckpt the launchers report in heartbeats, and
- * are saved with the plugin state (state.c), as are unanswered commands.
- *
- * A recorded location must stay true while the trainer goes on writing
- * and rotating checkpoints: tidald pins a checkpoint before it reports it
- * (trainer/checkpoint.h, nodeagent/pins.cc), and the heartbeat reply's
- * "keep" names the one the plugin's state on disk holds for that node, so
- * that tidald releases only checkpoints that no saved record, and thus
- * no restarted slurmctld, can name.  ckpt_where names
- * every node known to hold one (newest first), and the fetching tidald asks
- * each what it holds now (nodeagent/fetch.cc): a step recorded here is a
- * lower bound, never the only file that will do.
+ * A heartbeat's reply carries the node's queued commands (commands.cc) and
+ * "keep": the checkpoint of each job that the plugin's state on disk
+ * names for that node, which tidald must not rotate away (registry.cc).
+ * An ack that a resize waits for wakes the scheduling thread through the
+ * callback of tidal_agent_on_awaited_ack().
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "plugin/sched/agents.h"
-
 #include <json.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
-#include <cstdio>
 #include <cstdint>
-#include <cstdlib>
+#include <cstdio>
 #include <cstring>
-#include <ctime>
-#include <deque>
-#include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "plugin/sched/agents/registry.h"
 #include "plugin/sched/bridge.h"
 #include "plugin/sched/c_api.h"
 #include "plugin/sched/engine_state.h"
 #include "proto/json.h"
 
-namespace tidal::plugin
+namespace tidal::plugin::agents
 {
 
 namespace
 {
-
-constexpr size_t kStoryLines = 16;  /* per job */
-constexpr size_t kJobsKept = 10000; /* checkpoint locations and stories */
-constexpr double kStatusFresh = 10; /* s a job's progress report stands */
-constexpr size_t kHoldersKept = 8;  /* nodes remembered per job */
-
-struct AgentInfo {
-	std::string addr, version, ckpt_dir;
-	std::string topology = "{}"; /* JSON as sent */
-	std::string fabric;	     /* its fabric report (JSON), or "" */
-	uint64_t ckpt_free = 0;
-	double heartbeat_s = 10;
-	double registered = 0, last_seen = 0;
-	int registrations = 0;
-};
-
-struct Command {
-	uint64_t id = 0;
-	std::string node, op;
-	uint32_t job = 0;
-	long issued = 0; /* s, whole: as saved */
-	bool sent = false;
-	int state = 0; /* 0 waiting, 1 ok, -1 failed */
-	uint64_t step = 0;
-	std::string path, error;
-};
-
-/* A job's newest checkpoint known on one node. */
-struct Held {
-	std::string addr, path;
-	uint64_t step = 0;
-	long when = 0;	     /* s, whole: as saved */
-	uint64_t dumped = 0; /* step in the last state dump */
-	uint64_t saved = 0;  /* step in the state on disk */
-};
-
-struct JobInfo {
-	/* Newest checkpoint known (step 0 = none): always the newest of
-	 * HELD (newest()), so that it is what a reload of the saved held
-	 * lines makes of them. */
-	std::string node, addr, path;
-	uint64_t step = 0;
-	long when = 0;
-	std::map<std::string, Held> held; /* by node */
-	std::deque<std::string> story;
-	std::string status; /* last heartbeat entry, JSON */
-	std::string status_node;
-	double status_seen = 0;
-	double seen = 0; /* last heard of (status, story, checkpoint) */
-};
-
-struct Registry {
-	std::mutex mu;
-	std::map<std::string, AgentInfo> agents;
-	std::map<uint64_t, Command> commands;
-	std::map<uint32_t, JobInfo> jobs;
-	uint64_t next_id = 1;
-	std::string log;
-	bool awaited_ack = false; /* a resize waits on it: cycle now */
-};
-
-Registry &reg()
-{
-	static Registry r;
-	return r;
-}
 
 /* tidal_agent_on_awaited_ack()'s callback. */
 std::atomic<void (*)(void)> awaited_ack_wake{ nullptr };
@@ -147,43 +56,6 @@ bool take_awaited_ack()
 	bool w = r.awaited_ack;
 	r.awaited_ack = false;
 	return w;
-}
-
-double wall_now()
-{
-	return (double)std::time(nullptr);
-}
-
-/* T as whole seconds, within what a state line's %ld can hold. */
-long whole_secs(double t)
-{
-	if (!(t > -1e18))
-		return t < 0 ? (long)-1e18 : 0; /* -inf, NaN */
-	return t < 1e18 ? (long)t : (long)1e18;
-}
-
-/* A word for a state line (node name, address): nothing that its %s
- * reading would split or cut, at most MAX bytes. */
-bool state_word(const std::string &s, size_t max)
-{
-	if (s.empty() || s.size() > max)
-		return false;
-	for (unsigned char c : s)
-		if (c <= ' ' || c == 0x7f)
-			return false;
-	return true;
-}
-
-/* A checkpoint path as tidald reports it: absolute (or none), on one
- * line of the state file. */
-bool path_ok(const std::string &p)
-{
-	if (!p.empty() && p[0] != '/')
-		return false;
-	for (unsigned char c : p)
-		if (c < ' ' || c == 0x7f)
-			return false;
-	return true;
 }
 
 /* "" if every count Q carries (job, id, step, bytes, free bytes) is an
@@ -227,101 +99,6 @@ std::string fail(const std::string &msg, bool reregister = false)
 		json_object_object_add(o, "register",
 				       json_object_new_boolean(1));
 	return wire::to_line(o);
-}
-
-void logl(Registry &r, const std::string &s)
-{
-	r.log += s + "\n";
-}
-
-std::string clock_str(double t)
-{
-	char b[16];
-	time_t tt = (time_t)t;
-	struct tm tm;
-	localtime_r(&tt, &tm);
-	std::strftime(b, sizeof(b), "%H:%M:%S", &tm);
-	return b;
-}
-
-/* Keep at most kJobsKept jobs: the one heard of longest ago goes. */
-void trim(Registry &r)
-{
-	while (r.jobs.size() > kJobsKept) {
-		auto old = r.jobs.begin();
-		for (auto it = r.jobs.begin(); it != r.jobs.end(); ++it)
-			if (it->second.seen < old->second.seen)
-				old = it;
-		r.jobs.erase(old);
-	}
-}
-
-void note(Registry &r, uint32_t job, double now, const std::string &text)
-{
-	JobInfo &j = r.jobs[job];
-	j.story.push_back(clock_str(now) + " " + text);
-	while (j.story.size() > kStoryLines)
-		j.story.pop_front();
-	j.seen = now;
-	trim(r);
-}
-
-/* The job's newest checkpoint from its holders: the highest step; of
- * equal ones the latest reported, then the first node by name. */
-void newest(JobInfo &j)
-{
-	const Held *best = nullptr;
-	const std::string *name = nullptr;
-	for (const auto &[n, h] : j.held)
-		if (h.step && (!best || h.step > best->step ||
-			       (h.step == best->step && h.when > best->when))) {
-			best = &h;
-			name = &n;
-		}
-	if (!best) {
-		j.node.clear(), j.addr.clear(), j.path.clear();
-		j.step = 0, j.when = 0;
-		return;
-	}
-	j.node = *name;
-	j.addr = best->addr;
-	j.step = best->step;
-	j.path = best->path;
-	j.when = best->when;
-}
-
-/* Remember that NODE (at ADDR) holds JOB's checkpoint STEP at PATH: as
- * that node's newest, and as the job's newest if it is. */
-void hold(JobInfo &j, const std::string &node, const std::string &addr,
-	  uint64_t step, const std::string &path, long when)
-{
-	Held &h = j.held[node];
-	if (step >= h.step) {
-		h.addr = addr.empty() ? h.addr : addr;
-		h.step = step;
-		h.path = path;
-		h.when = when;
-	}
-	while (j.held.size() > kHoldersKept) { /* the oldest goes */
-		auto old = j.held.begin();
-		for (auto it = j.held.begin(); it != j.held.end(); ++it)
-			if (it->second.step < old->second.step)
-				old = it;
-		j.held.erase(old);
-	}
-	newest(j);
-}
-
-void saw_ckpt(Registry &r, uint32_t job, const std::string &node, uint64_t step,
-	      const std::string &path, double now)
-{
-	if (step == 0)
-		return;
-	JobInfo &j = r.jobs[job];
-	auto a = r.agents.find(node);
-	hold(j, node, a != r.agents.end() ? a->second.addr : "", step, path,
-	     whole_secs(now));
-	j.seen = now;
 }
 
 std::string do_register(Registry &r, json_object *q, const std::string &node,
@@ -603,157 +380,12 @@ std::string handle(const char *request, uint32_t uid, bool admin,
 		json_object_put(q);
 	return out;
 }
-
-std::string human_bytes(uint64_t b)
-{
-	const char *unit = "KMGTP";
-	double v = b / 1024.0;
-	int u = 0;
-	while (v >= 1024 && u < 4) {
-		v /= 1024;
-		u++;
-	}
-	char s[32];
-	std::snprintf(s, sizeof(s), "%.1f%c", v, unit[u]);
-	return s;
-}
-
-void put(json_object *rec, const char *k, const std::string &v)
-{
-	json_object_object_add(
-		rec, k, json_object_new_string(v.empty() ? "None" : v.c_str()));
-}
-
 } /* namespace */
 
-void agent_node_fields(const std::string &node, json_object *rec, double now)
-{
-	Registry &r = reg();
-	std::lock_guard<std::mutex> g(r.mu);
-	auto it = r.agents.find(node);
-	if (it == r.agents.end()) {
-		put(rec, "Agent", "");
-		return;
-	}
-	const AgentInfo &a = it->second;
-	double age = std::max(0.0, wall_now() - a.last_seen);
-	put(rec, "Agent", age <= 3 * a.heartbeat_s ? "UP" : "DOWN");
-	put(rec, "HeartbeatAge", std::to_string((long)std::lround(age)) + "s");
-	put(rec, "CkptFree", human_bytes(a.ckpt_free));
-	json_object *t = json_tokener_parse(a.topology.c_str()), *v;
-	std::string hcas, numa;
-	std::vector<std::string> names;
-	int gpus = -1;
-	if (t && json_object_object_get_ex(t, "hcas", &v) &&
-	    json_object_get_type(v) == json_type_array)
-		for (size_t i = 0; i < json_object_array_length(v); i++)
-			names.push_back(wire::get_str(
-				json_object_array_get_idx(v, i), "name"));
-	std::sort(names.begin(), names.end()); /* hwloc's order is PCI's */
-	for (const std::string &h : names)
-		hcas += (hcas.empty() ? "" : ",") + h;
-	if (t && json_object_object_get_ex(t, "numa_nodes", &v) &&
-	    json_object_get_type(v) == json_type_array)
-		numa = std::to_string(json_object_array_length(v));
-	if (t && json_object_object_get_ex(t, "gpus", &v) &&
-	    json_object_get_type(v) == json_type_array) {
-		gpus = (int)json_object_array_length(v);
-		numa += gpus ? " (GPU:NUMA" : "";
-		for (int i = 0; i < gpus; i++)
-			numa += (i ? "," : " ") +
-				std::to_string(wire::get_integer(
-					json_object_array_get_idx(v, i), "numa",
-					-1));
-		numa += gpus ? ")" : "";
-	}
-	if (t)
-		json_object_put(t);
-	put(rec, "HCAs", hcas);
-	put(rec, "TopoGPUs", gpus < 0 ? "" : std::to_string(gpus));
-	put(rec, "NUMA", numa);
-}
-
-std::vector<std::string> agent_fabric_reports()
-{
-	Registry &r = reg();
-	std::lock_guard<std::mutex> g(r.mu);
-	std::vector<std::string> out;
-	for (const auto &[node, a] : r.agents)
-		if (!a.fabric.empty() &&
-		    std::find(out.begin(), out.end(), a.fabric) == out.end())
-			out.push_back(a.fabric);
-	return out;
-}
-
-void agent_job_fields(uint32_t job, json_object *rec, bool full)
-{
-	Registry &r = reg();
-	std::lock_guard<std::mutex> g(r.mu);
-	auto it = r.jobs.find(job);
-	if (it == r.jobs.end()) {
-		if (full)
-			put(rec, "Checkpoint", "");
-		return;
-	}
-	const JobInfo &j = it->second;
-	if (full || j.step)
-		put(rec, "Checkpoint",
-		    j.step ? "step " + std::to_string(j.step) + " on " +
-				     j.node + " " + j.path
-			   : "");
-	if (full && !j.status.empty()) {
-		json_object *s = json_tokener_parse(j.status.c_str());
-		char buf[160];
-		std::snprintf(buf, sizeof(buf),
-			      "step %lld, %.3g it/s, loss %.4g, %s (%s)",
-			      (long long)wire::get_integer(s, "step"),
-			      wire::get_num(s, "it_s"),
-			      wire::get_num(s, "loss"),
-			      wire::get_str(s, "state").c_str(),
-			      j.status_node.c_str());
-		put(rec, "Training", buf);
-		if (s)
-			json_object_put(s);
-	}
-	if (full && !j.story.empty()) {
-		std::string story;
-		for (const std::string &l : j.story)
-			story += (story.empty() ? "" : "; ") + l;
-		put(rec, "ResizeStory", story);
-	}
-}
-
-bool agent_job_progress(uint32_t job, double now, double max_age,
-			JobProgress *p)
-{
-	Registry &r = reg();
-	std::lock_guard<std::mutex> g(r.mu);
-	auto it = r.jobs.find(job);
-	if (it == r.jobs.end() || it->second.status.empty() ||
-	    now - it->second.status_seen > max_age)
-		return false;
-	json_object *s = json_tokener_parse(it->second.status.c_str());
-	if (!s)
-		return false;
-	bool ok = wire::get_str(s, "state") == "running" &&
-		  wire::get_num(s, "it_s") > 0;
-	if (ok) {
-		p->step = (double)wire::get_integer(s, "step");
-		p->it_s = wire::get_num(s, "it_s");
-		json_object *st;
-		if (json_object_object_get_ex(s, "stages", &st) && st) {
-			p->stages[0] = wire::get_num(st, "data") / 1000;
-			p->stages[1] = wire::get_num(st, "compute") / 1000;
-			p->stages[2] = wire::get_num(st, "comm") / 1000;
-		}
-	}
-	json_object_put(s);
-	return ok;
-}
-
-} /* namespace tidal::plugin */
+} /* namespace tidal::plugin::agents */
 
 using namespace tidal::plugin;
+using namespace tidal::plugin::agents;
 
 extern "C" char *tidal_agent_request(const char *request, uint32_t uid,
 				     int admin, const char *peer_host,
@@ -775,224 +407,7 @@ extern "C" char *tidal_agent_request(const char *request, uint32_t uid,
 	}
 }
 
-extern "C" char *tidal_agent_log_drain(void)
-{
-	try {
-		Registry &r = reg();
-		std::lock_guard<std::mutex> g(r.mu);
-		if (r.log.empty())
-			return nullptr;
-		char *p = c_string(r.log);
-		r.log.clear();
-		return p;
-	} catch (...) { /* nothing thrown into slurmctld */
-		return nullptr;
-	}
-}
-
 extern "C" void tidal_agent_on_awaited_ack(void (*wake)(void))
 {
 	awaited_ack_wake.store(wake);
-}
-
-extern "C" int tidal_agent_live(const char *node, double now)
-{
-	try {
-		Registry &r = reg();
-		std::lock_guard<std::mutex> g(r.mu);
-		auto it = r.agents.find(node ? node : "");
-		return it != r.agents.end() &&
-		       now - it->second.last_seen <= 3 * it->second.heartbeat_s;
-	} catch (...) { /* nothing thrown into slurmctld */
-		return 0;
-	}
-}
-
-extern "C" uint64_t tidal_agent_command(const char *node, const char *op,
-					uint32_t job, double now)
-{
-	try {
-		Registry &r = reg();
-		std::lock_guard<std::mutex> g(r.mu);
-		Command c;
-		c.id = r.next_id++;
-		c.node = node;
-		c.op = op;
-		c.job = job;
-		c.issued = whole_secs(now);
-		r.commands[c.id] = c;
-		note(r, job, now, c.op + " queued for " + c.node + "'s tidald");
-		return c.id;
-	} catch (...) {
-		return 0;
-	}
-}
-
-extern "C" int tidal_agent_ack(uint64_t id, uint64_t *step, char *path,
-			       size_t path_len, char *err, size_t err_len)
-{
-	return guarded(0, [&] {
-		Registry &r = reg();
-		std::lock_guard<std::mutex> g(r.mu);
-		auto it = r.commands.find(id);
-		if (it == r.commands.end() || it->second.state == 0)
-			return 0;
-		const Command &c = it->second;
-		*step = c.step;
-		std::snprintf(path, path_len, "%s", c.path.c_str());
-		std::snprintf(err, err_len, "%s", c.error.c_str());
-		int st = c.state;
-		r.commands.erase(it); /* answered: the caller has it now */
-		return st;
-	});
-}
-
-extern "C" void tidal_agent_cancel(uint64_t id)
-{
-	guarded([id] {
-		Registry &r = reg();
-		std::lock_guard<std::mutex> g(r.mu);
-		r.commands.erase(id);
-	});
-}
-
-extern "C" int tidal_agent_withdraw(uint64_t id)
-{
-	/* A lock that cannot be taken: the command may be out already. */
-	return guarded(0, [id] {
-		Registry &r = reg();
-		std::lock_guard<std::mutex> g(r.mu);
-		auto it = r.commands.find(id);
-		if (it != r.commands.end() &&
-		    (it->second.sent || it->second.state))
-			return 0;
-		r.commands.erase(id);
-		return 1;
-	});
-}
-
-extern "C" uint64_t tidal_agent_checkpoint_step(uint32_t job)
-{
-	try {
-		Registry &r = reg();
-		std::lock_guard<std::mutex> g(r.mu);
-		auto it = r.jobs.find(job);
-		return it != r.jobs.end() ? it->second.step : 0;
-	} catch (...) {
-		return 0;
-	}
-}
-
-extern "C" void tidal_agent_note(uint32_t job, double now, const char *text)
-{
-	try {
-		Registry &r = reg();
-		std::lock_guard<std::mutex> g(r.mu);
-		note(r, job, now, text ? text : "");
-	} catch (...) {
-	}
-}
-
-extern "C" char *tidal_agent_state_dump(void)
-{
-	try {
-		Registry &r = reg();
-		std::lock_guard<std::mutex> g(r.mu);
-		std::string s = "agentseq " + std::to_string(r.next_id) + "\n";
-		/* One line per node that holds one; the newest is the
-		 * newest of them.  Node and address are single words
-		 * (checked when they came in), the path the rest of the
-		 * line (no newline in it, checked too). */
-		for (auto &[job, j] : r.jobs)
-			for (auto &[node, h] : j.held) {
-				h.dumped = h.step;
-				if (!h.step)
-					continue;
-				s += "ckpt " + std::to_string(job) + " " +
-				     std::to_string(h.step) + " " +
-				     std::to_string(h.when) + " " + node + " " +
-				     (h.addr.empty() ? "-" : h.addr) + " " +
-				     h.path + "\n";
-			}
-		for (const auto &[id, c] : r.commands) {
-			if (c.state)
-				continue;
-			s += "agentcmd " + std::to_string(id) + " " +
-			     std::to_string(c.job) + " " +
-			     std::to_string(c.issued) + " " + c.node + " " +
-			     c.op + "\n";
-		}
-		return c_string(s);
-	} catch (...) { /* nothing thrown into slurmctld */
-		return nullptr;
-	}
-}
-
-extern "C" void tidal_agent_clear(void)
-{
-	guarded([] {
-		Registry &r = reg();
-		std::lock_guard<std::mutex> g(r.mu);
-		r.agents.clear();
-		r.commands.clear();
-		r.jobs.clear();
-		r.next_id = 1;
-		r.log.clear();
-		r.awaited_ack = false;
-	});
-}
-
-extern "C" void tidal_agent_state_saved(void)
-{
-	try {
-		Registry &r = reg();
-		std::lock_guard<std::mutex> g(r.mu);
-		for (auto &[job, j] : r.jobs)
-			for (auto &[node, h] : j.held)
-				h.saved = h.dumped;
-	} catch (...) { /* nothing thrown into slurmctld */
-	}
-}
-
-extern "C" int tidal_agent_state_line(const char *l)
-{
-	try {
-		Registry &r = reg();
-		std::lock_guard<std::mutex> g(r.mu);
-		unsigned long long a, step;
-		unsigned job;
-		long when;
-		char node[129], addr[256], op[32];
-		int used = 0;
-		if (std::sscanf(l, "agentseq %llu", &a) == 1) {
-			r.next_id = std::max<uint64_t>(r.next_id, a);
-			return 1;
-		}
-		if (std::sscanf(l, "ckpt %u %llu %ld %128s %255s %n", &job,
-				&step, &when, node, addr, &used) == 5 &&
-		    used > 0) {
-			JobInfo &j = r.jobs[job];
-			hold(j, node, std::strcmp(addr, "-") ? addr : "", step,
-			     l + used, when);
-			Held &h = j.held[node];
-			h.saved = h.dumped = h.step; /* read from disk */
-			return 1;
-		}
-		if (std::sscanf(l, "agentcmd %llu %u %ld %128s %31s", &a, &job,
-				&when, node, op) == 5) {
-			Command c;
-			c.id = a;
-			c.job = job;
-			c.issued = when;
-			c.node = node;
-			c.op = op;
-			r.commands[a] =
-				c; /* sent again: tidald ignores repeats */
-			r.next_id = std::max<uint64_t>(r.next_id, a + 1);
-			return 1;
-		}
-		return 0;
-	} catch (...) { /* nothing thrown into slurmctld */
-		return 0;
-	}
 }

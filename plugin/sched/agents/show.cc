@@ -1,0 +1,174 @@
+/*
+ * show.cc - the agents' columns in tidalctl's records (agents.h): a
+ * node's agent, its heartbeat and topology; a job's checkpoint, training
+ * progress and resize story; and the progress the engine reads.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include <json.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "plugin/sched/agents.h"
+#include "plugin/sched/agents/registry.h"
+#include "proto/json.h"
+
+namespace tidal::plugin
+{
+
+using namespace agents;
+
+namespace
+{
+
+std::string human_bytes(uint64_t b)
+{
+	const char *unit = "KMGTP";
+	double v = b / 1024.0;
+	int u = 0;
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	char s[32];
+	std::snprintf(s, sizeof(s), "%.1f%c", v, unit[u]);
+	return s;
+}
+
+void put(json_object *rec, const char *k, const std::string &v)
+{
+	json_object_object_add(
+		rec, k, json_object_new_string(v.empty() ? "None" : v.c_str()));
+}
+} /* namespace */
+
+void agent_node_fields(const std::string &node, json_object *rec, double now)
+{
+	Registry &r = reg();
+	std::lock_guard<std::mutex> g(r.mu);
+	auto it = r.agents.find(node);
+	if (it == r.agents.end()) {
+		put(rec, "Agent", "");
+		return;
+	}
+	const AgentInfo &a = it->second;
+	double age = std::max(0.0, wall_now() - a.last_seen);
+	put(rec, "Agent", age <= 3 * a.heartbeat_s ? "UP" : "DOWN");
+	put(rec, "HeartbeatAge", std::to_string((long)std::lround(age)) + "s");
+	put(rec, "CkptFree", human_bytes(a.ckpt_free));
+	json_object *t = json_tokener_parse(a.topology.c_str()), *v;
+	std::string hcas, numa;
+	std::vector<std::string> names;
+	int gpus = -1;
+	if (t && json_object_object_get_ex(t, "hcas", &v) &&
+	    json_object_get_type(v) == json_type_array)
+		for (size_t i = 0; i < json_object_array_length(v); i++)
+			names.push_back(wire::get_str(
+				json_object_array_get_idx(v, i), "name"));
+	std::sort(names.begin(), names.end()); /* hwloc's order is PCI's */
+	for (const std::string &h : names)
+		hcas += (hcas.empty() ? "" : ",") + h;
+	if (t && json_object_object_get_ex(t, "numa_nodes", &v) &&
+	    json_object_get_type(v) == json_type_array)
+		numa = std::to_string(json_object_array_length(v));
+	if (t && json_object_object_get_ex(t, "gpus", &v) &&
+	    json_object_get_type(v) == json_type_array) {
+		gpus = (int)json_object_array_length(v);
+		numa += gpus ? " (GPU:NUMA" : "";
+		for (int i = 0; i < gpus; i++)
+			numa += (i ? "," : " ") +
+				std::to_string(wire::get_integer(
+					json_object_array_get_idx(v, i), "numa",
+					-1));
+		numa += gpus ? ")" : "";
+	}
+	if (t)
+		json_object_put(t);
+	put(rec, "HCAs", hcas);
+	put(rec, "TopoGPUs", gpus < 0 ? "" : std::to_string(gpus));
+	put(rec, "NUMA", numa);
+}
+
+std::vector<std::string> agent_fabric_reports()
+{
+	Registry &r = reg();
+	std::lock_guard<std::mutex> g(r.mu);
+	std::vector<std::string> out;
+	for (const auto &[node, a] : r.agents)
+		if (!a.fabric.empty() &&
+		    std::find(out.begin(), out.end(), a.fabric) == out.end())
+			out.push_back(a.fabric);
+	return out;
+}
+
+void agent_job_fields(uint32_t job, json_object *rec, bool full)
+{
+	Registry &r = reg();
+	std::lock_guard<std::mutex> g(r.mu);
+	auto it = r.jobs.find(job);
+	if (it == r.jobs.end()) {
+		if (full)
+			put(rec, "Checkpoint", "");
+		return;
+	}
+	const JobInfo &j = it->second;
+	if (full || j.step)
+		put(rec, "Checkpoint",
+		    j.step ? "step " + std::to_string(j.step) + " on " +
+				     j.node + " " + j.path
+			   : "");
+	if (full && !j.status.empty()) {
+		json_object *s = json_tokener_parse(j.status.c_str());
+		char buf[160];
+		std::snprintf(buf, sizeof(buf),
+			      "step %lld, %.3g it/s, loss %.4g, %s (%s)",
+			      (long long)wire::get_integer(s, "step"),
+			      wire::get_num(s, "it_s"),
+			      wire::get_num(s, "loss"),
+			      wire::get_str(s, "state").c_str(),
+			      j.status_node.c_str());
+		put(rec, "Training", buf);
+		if (s)
+			json_object_put(s);
+	}
+	if (full && !j.story.empty()) {
+		std::string story;
+		for (const std::string &l : j.story)
+			story += (story.empty() ? "" : "; ") + l;
+		put(rec, "ResizeStory", story);
+	}
+}
+
+bool agent_job_progress(uint32_t job, double now, double max_age,
+			JobProgress *p)
+{
+	Registry &r = reg();
+	std::lock_guard<std::mutex> g(r.mu);
+	auto it = r.jobs.find(job);
+	if (it == r.jobs.end() || it->second.status.empty() ||
+	    now - it->second.status_seen > max_age)
+		return false;
+	json_object *s = json_tokener_parse(it->second.status.c_str());
+	if (!s)
+		return false;
+	bool ok = wire::get_str(s, "state") == "running" &&
+		  wire::get_num(s, "it_s") > 0;
+	if (ok) {
+		p->step = (double)wire::get_integer(s, "step");
+		p->it_s = wire::get_num(s, "it_s");
+		json_object *st;
+		if (json_object_object_get_ex(s, "stages", &st) && st) {
+			p->stages[0] = wire::get_num(st, "data") / 1000;
+			p->stages[1] = wire::get_num(st, "compute") / 1000;
+			p->stages[2] = wire::get_num(st, "comm") / 1000;
+		}
+	}
+	json_object_put(s);
+	return ok;
+}
+} /* namespace tidal::plugin */
