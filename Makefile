@@ -43,8 +43,8 @@ WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow=local
 TIDAL_CXXFLAGS := -std=c++20 $(OPT) $(WARN) -fPIC $(SANFLAGS) -I. \
 	$(JSONC_CFLAGS) $(CXXFLAGS)
 TIDAL_LDFLAGS := $(SANFLAGS) $(LDFLAGS)
-# LP/MILP backend for core/solver.h and core/lp_glpk.h (Themis, Gavel,
-# Shockwave): GLPK, which scripts/deps.sh always installs.
+# LP/MILP backend for core/solvers/solver.h and core/solvers/lp_glpk.h
+# (Themis, Gavel, Shockwave): GLPK, which scripts/deps.sh always installs.
 TIDAL_CXXFLAGS += -DTIDAL_HAVE_GLPK $(GLPK_CFLAGS)
 
 .PHONY: all check check-unit check-sim check-fuzz check-emu check-cluster \
@@ -82,7 +82,7 @@ $(BUILD)/obj/%.o: %.cc
 
 # LEMON 1.3 compiles only as C++17: its one translation unit (the matcher)
 # gets $(LEMON_CXXFLAGS) after the C++20 flags.
-$(BUILD)/obj/core/matching.o: TIDAL_CXXFLAGS += $(LEMON_CFLAGS) \
+$(BUILD)/obj/core/solvers/matching.o: TIDAL_CXXFLAGS += $(LEMON_CFLAGS) \
 	$(LEMON_CXXFLAGS)
 
 -include $(CORE_OBJ:.o=.d) $(SIM_OBJ:.o=.d)

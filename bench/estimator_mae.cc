@@ -1,6 +1,6 @@
 /*
  * estimator_mae.cc - how well do job-duration estimates predict? Trains
- * Tidal's additive estimator (core/estimator_ebm.h) on a trace's jobs
+ * Tidal's additive estimator (core/profiles/estimator_ebm.h) on a trace's jobs
  * before a date and prints the mean absolute error on the jobs from that
  * date on, beside a plain per-user mean, the global median, and any
  * estimate files given (job_id,priority CSVs such as Lucid's EBM/LGB).
@@ -23,7 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/estimator_ebm.h"
+#include "core/profiles/estimator_ebm.h"
 #include "sim/csv.h"
 #include "sim/trace.h"
 

@@ -3,9 +3,10 @@
  *
  * discover_fabric() sends directed-route SMPs out of a local HCA port (no
  * subnet manager needed) and returns every switch, channel adapter and
- * cable it reaches, as core/fabric.h's Fabric; fabric::build_tree() and
- * fabric::to_json() turn that into the switch tree and the JSON tidald
- * reports.  Under ibsim the same code runs with LD_PRELOAD=libumad2sim.so.
+ * cable it reaches, as core/placement/fabric.h's Fabric;
+ * fabric::build_tree() and fabric::to_json() turn that into the switch
+ * tree and the JSON tidald reports.  Under ibsim the same code runs with
+ * LD_PRELOAD=libumad2sim.so.
  *
  * Built without libibnetdisc (config.mk HAVE_IBNETDISC=0) it throws.
  *
@@ -15,7 +16,7 @@
 
 #include <string>
 
-#include "core/fabric.h"
+#include "core/placement/fabric.h"
 
 namespace tidal::topo {
 

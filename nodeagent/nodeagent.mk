@@ -4,8 +4,8 @@
 # ---- tidald (AGENT) -------------------------------------------------------
 # The wire (proto/proto.mk) goes into libtidal-node.a so that every node
 # program talks with the same code.  tidald sends
-# nodeagent/topo.h's summary (and, with HCAs, the fabric: core/fabric.cc,
-# hence libtidal-core.a) at registration.
+# nodeagent/topo.h's summary (and, with HCAs, the fabric:
+# core/placement/fabric.cc, hence libtidal-core.a) at registration.
 
 NODE_LIB_SRC += $(PROTO_SRC) nodeagent/requests.cc
 NODE_LIBS += $(JSONC_LIBS)
@@ -40,7 +40,7 @@ install-tidald: $(BUILD)/tidald
 # (libibnetdisc) go into libtidal-node.a for tidald and tidal-launch; each
 # library is optional and switched on by its HAVE_ flag from config.mk.
 # Programs that call fabric::to_json()/build_tree() also link
-# libtidal-core.a (core/fabric.cc).
+# libtidal-core.a (core/placement/fabric.cc).
 
 NODE_LIB_SRC += nodeagent/topo.cc nodeagent/topo_verbs.cc \
 	nodeagent/fabric_ib.cc

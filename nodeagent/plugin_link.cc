@@ -26,7 +26,7 @@
 #include "nodeagent/ckpt_local.h"
 #include "nodeagent/requests.h"
 
-#include "core/fabric.h"
+#include "core/placement/fabric.h"
 #include "nodeagent/fabric_ib.h"
 #include "nodeagent/topo.h"
 

@@ -17,7 +17,7 @@
 #include <exception>
 #include <string>
 
-#include "core/fabric.h"
+#include "core/placement/fabric.h"
 #include "nodeagent/fabric_ib.h"
 #include "nodeagent/topo.h"
 

@@ -14,7 +14,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "core/params.h"
+#include "core/model/params.h"
 #include "sim/csv.h"
 
 namespace tidal::sim {

@@ -23,8 +23,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "core/policy.h"
-#include "core/suggest.h"
+#include "core/model/policy.h"
+#include "core/model/suggest.h"
 #include "sim/cluster_io.h"
 #include "sim/csv.h"
 #include "sim/preset.h"

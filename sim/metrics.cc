@@ -17,7 +17,7 @@
 #include <cmath>
 #include <map>
 
-#include "core/policy.h"
+#include "core/model/policy.h"
 #include "sim/preset.h"
 
 namespace tidal::sim {

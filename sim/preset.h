@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
-#include "core/model.h"
-#include "core/params.h"
+#include "core/model/model.h"
+#include "core/model/params.h"
 #include "sim/trace.h"
 
 namespace tidal::sim {

@@ -28,7 +28,7 @@
 #include <queue>
 #include <unordered_map>
 
-#include "core/placement.h"
+#include "core/placement/placement.h"
 #include "sim/csv.h"
 
 namespace tidal::sim {

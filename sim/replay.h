@@ -28,7 +28,7 @@
 
 #include <functional>
 
-#include "core/policy.h"
+#include "core/model/policy.h"
 #include "sim/preset.h"
 
 namespace tidal::sim {

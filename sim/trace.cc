@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <ctime>
 
-#include "core/suggest.h"
+#include "core/model/suggest.h"
 #include "sim/csv.h"
 
 namespace tidal::sim {

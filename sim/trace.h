@@ -28,7 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/model.h"
+#include "core/model/model.h"
 
 namespace tidal::sim {
 

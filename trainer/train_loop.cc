@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/throughput_table.h"
+#include "core/profiles/throughput_table.h"
 #include "trainer/checkpoint.h"
 #include "trainer/comm.h"
 #include "trainer/gpu.h"

@@ -25,8 +25,8 @@
  */
 #pragma once
 
-#include "core/free_timeline.h"
-#include "core/throughput_table.h"
+#include "core/placement/free_timeline.h"
+#include "core/profiles/throughput_table.h"
 
 namespace tidal {
 

@@ -32,7 +32,7 @@
 #include <numeric>
 #include <sstream>
 
-#include "core/placement.h"
+#include "core/placement/placement.h"
 #include "core/policies/elastic_baseline.h"
 #include "core/policies/queue_policy.h"
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/placement.h"
-#include "core/policy.h"
+#include "core/placement/placement.h"
+#include "core/model/policy.h"
 
 namespace tidal
 {

@@ -4,9 +4,9 @@
  * return".  Shared by the simulator's elasticflow preset and the plugin.
  *
  * A job is a number of iterations left, a deadline and a throughput row
- * (iterations/s per legal GPU count, core/throughput_table.h).  Jobs are
- * planned one after another in deadline order against a EfTimeline that
- * starts as {now: cluster}:
+ * (iterations/s per legal GPU count, core/profiles/throughput_table.h).
+ * Jobs are planned one after another in deadline order against a
+ * EfTimeline that starts as {now: cluster}:
  *
  *   minimum satisfactory share (ef_plan): for q = 1, 2, 4, ... (levels
  *   <= max_gpu) walk the free timeline *backwards* from the deadline,
@@ -42,8 +42,8 @@
 #include <string>
 #include <vector>
 
-#include "core/free_timeline.h"
-#include "core/throughput_table.h"
+#include "core/placement/free_timeline.h"
+#include "core/profiles/throughput_table.h"
 
 namespace tidal {
 

@@ -19,7 +19,7 @@
  *   ElasticFlow.Profiles=DIR  throughput tables, one <model>.csv per model
  *                             (required)
  *   ElasticFlow.Slot=240      planning slot, seconds
- *   Placement=consolidated    see core/placement.h
+ *   Placement=consolidated    see core/placement/placement.h
  *
  * A job's GPU range is its min_gpus..max_gpus (or its requested count),
  * further limited to the levels its profile lists and to 64.
@@ -39,9 +39,9 @@
 #include <set>
 #include <sstream>
 
-#include "core/placement.h"
+#include "core/placement/placement.h"
 #include "core/policies/elasticflow.h"
-#include "core/policy.h"
+#include "core/model/policy.h"
 
 namespace tidal {
 

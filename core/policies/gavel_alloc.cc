@@ -19,8 +19,8 @@
 #include <cmath>
 #include <set>
 
-#include "core/lp_glpk.h"
-#include "core/lsap.h"
+#include "core/solvers/lp_glpk.h"
+#include "core/solvers/lsap.h"
 #include "core/policies/gavel_alloc.h"
 
 namespace tidal {

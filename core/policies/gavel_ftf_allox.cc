@@ -18,8 +18,8 @@
 #include <cmath>
 #include <random>
 
-#include "core/lp_glpk.h"
-#include "core/lsap.h"
+#include "core/solvers/lp_glpk.h"
+#include "core/solvers/lsap.h"
 #include "core/policies/gavel_alloc.h"
 
 namespace tidal {

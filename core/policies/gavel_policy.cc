@@ -21,7 +21,7 @@
 #include <cstdio>
 
 #include "core/policies/gavel_rounds.h"
-#include "core/policy.h"
+#include "core/model/policy.h"
 
 namespace tidal {
 

@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "core/model.h"
-#include "core/params.h"
+#include "core/model/model.h"
+#include "core/model/params.h"
 
 namespace tidal {
 

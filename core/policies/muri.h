@@ -34,10 +34,10 @@
 
 #include <vector>
 
-#include "core/interleave.h"
-#include "core/matching.h"
-#include "core/placement.h"
-#include "core/policy.h"
+#include "core/profiles/interleave.h"
+#include "core/solvers/matching.h"
+#include "core/placement/placement.h"
+#include "core/model/policy.h"
 
 namespace tidal {
 

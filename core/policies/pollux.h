@@ -40,9 +40,9 @@
 #include <optional>
 #include <vector>
 
-#include "core/goodput.h"
-#include "core/model.h"
-#include "core/params.h"
+#include "core/profiles/goodput.h"
+#include "core/model/model.h"
+#include "core/model/params.h"
 #include "core/policies/pollux_ga.h"
 #include "core/policies/pollux_search.h"
 

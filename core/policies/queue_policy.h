@@ -45,8 +45,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/placement.h"
-#include "core/policy.h"
+#include "core/placement/placement.h"
+#include "core/model/policy.h"
 
 namespace tidal {
 

@@ -10,7 +10,7 @@
 #include <cmath>
 #include <set>
 
-#include "core/lp_glpk.h"
+#include "core/solvers/lp_glpk.h"
 
 namespace tidal {
 

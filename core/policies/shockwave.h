@@ -26,7 +26,7 @@
 #include <map>
 #include <vector>
 
-#include "core/model.h"
+#include "core/model/model.h"
 
 namespace tidal {
 

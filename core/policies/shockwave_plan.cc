@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/lp_glpk.h"
+#include "core/solvers/lp_glpk.h"
 #include "core/policies/shockwave.h"
 
 namespace tidal {

@@ -12,7 +12,7 @@
  * rho_j is convex and falling in x_j, so the optimum t* is the smallest t
  * with sum_j g_j L_j(t) <= cluster, L_j(t) = work_j / (isolated_j t -
  * elapsed_j) <= 1; it is found by bisection.  Among the optimal shares,
- * an LP (core/solver.h) picks the one that moves every job the same
+ * an LP (core/solvers/solver.h) picks the one that moves every job the same
  * fraction s of the way from its lower bound L_j(t*) towards 1, s as large
  * as the cluster allows: a deterministic, symmetric choice (the anchor's
  * interior-point solver returns some interior point of the same face).
@@ -23,7 +23,7 @@
 
 #include <vector>
 
-#include "core/solver.h"
+#include "core/solvers/solver.h"
 
 namespace tidal {
 

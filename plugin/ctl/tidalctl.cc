@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "core/number_text.h"
+#include "core/model/number_text.h"
 #include "proto/wire.h"
 
 namespace {

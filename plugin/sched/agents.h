@@ -38,7 +38,8 @@ bool agent_job_progress(std::uint32_t job, double now, double max_age,
 			JobProgress *p);
 
 /* The distinct fabric reports of the registered agents (JSON of
- * core/fabric.h's to_json()), for apply_agent_fabric() in engine.cc. */
+ * core/placement/fabric.h's to_json()), for apply_agent_fabric() in
+ * engine.cc. */
 std::vector<std::string> agent_fabric_reports();
 
 } /* namespace tidal::plugin */

@@ -15,7 +15,7 @@
 #include <string>
 #include <utility>
 
-#include "core/plan.h"
+#include "core/model/plan.h"
 #include "plugin/sched/bridge.h"
 #include "proto/json.h"
 

@@ -32,7 +32,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "core/number_text.h"
+#include "core/model/number_text.h"
 #include "plugin/sched/agents.h"
 #include "plugin/sched/c_api.h"
 #include "plugin/sched/engine_state.h"

@@ -26,9 +26,9 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/fabric.h"
-#include "core/policy.h"
-#include "core/suggest.h"
+#include "core/placement/fabric.h"
+#include "core/model/policy.h"
+#include "core/model/suggest.h"
 #include "plugin/common/options.h"
 #include "plugin/sched/agents.h"
 #include "plugin/sched/bridge.h"

@@ -15,9 +15,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/params.h"
-#include "core/plan.h"
-#include "core/policy.h"
+#include "core/model/params.h"
+#include "core/model/plan.h"
+#include "core/model/policy.h"
 #include "plugin/sched/bridge.h"
 #include "proto/defaults.h"
 

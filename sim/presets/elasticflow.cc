@@ -4,7 +4,7 @@
  *
  * Inputs: an ElasticFlow trace, a cluster spec (only the GPU count
  * matters), and --profiles DIR with one <model>.csv throughput table per
- * model (core/throughput_table.h).  Parameters:
+ * model (core/profiles/throughput_table.h).  Parameters:
  *
  *   ElasticFlow.Slot=240   scheduling slot, seconds (1..86400): events are
  *                          coalesced to at most one per slot, GPUs are
@@ -31,7 +31,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/policy.h"
+#include "core/model/policy.h"
 #include "sim/csv.h"
 
 namespace tidal::sim::elasticflow {

@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "core/free_timeline.h"
-#include "core/throughput_table.h"
+#include "core/placement/free_timeline.h"
+#include "core/profiles/throughput_table.h"
 #include "sim/preset.h"
 
 namespace tidal::sim::elasticflow {

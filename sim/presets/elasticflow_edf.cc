@@ -23,7 +23,7 @@
 #include <cmath>
 #include <set>
 
-#include "core/buddy_placement.h"
+#include "core/placement/buddy_placement.h"
 #include "core/policies/edf_elastic.h"
 #include "sim/csv.h"
 #include "sim/presets/elasticflow.h"

@@ -4,7 +4,7 @@
  * [ef_sim_jobs_access_control, ef_sim_jobs].
  *
  * The planner is core/policies/elasticflow.h; placement is
- * core/buddy_placement.h.  This file is the artifact's time model:
+ * core/placement/buddy_placement.h.  This file is the artifact's time model:
  *
  *   1. progress over the last interval (a job whose iterations ran out
  *      before its planned end is moved into this event);
@@ -27,7 +27,7 @@
 #include <limits>
 #include <set>
 
-#include "core/buddy_placement.h"
+#include "core/placement/buddy_placement.h"
 #include "core/policies/elasticflow.h"
 #include "sim/csv.h"
 #include "sim/presets/elasticflow.h"

@@ -32,7 +32,7 @@
 #include <limits>
 
 #include "core/policies/baseline.h"
-#include "core/policy.h"
+#include "core/model/policy.h"
 #include "sim/csv.h"
 #include "sim/presets/elasticflow.h"
 

@@ -11,7 +11,7 @@
 
 #include "core/policies/gavel_rounds.h"
 #include "core/policies/shockwave.h"
-#include "core/profile_gavel.h"
+#include "core/profiles/profile_gavel.h"
 #include "sim/preset.h"
 #include "sim/presets/gavel_profile.h"
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "core/profile_gavel.h"
+#include "core/profiles/profile_gavel.h"
 
 namespace tidal::sim {
 

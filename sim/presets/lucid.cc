@@ -47,7 +47,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "core/estimator_ebm.h"
+#include "core/profiles/estimator_ebm.h"
 #include "sim/csv.h"
 #include "sim/presets/lucid.h"
 #include "sim/presets/lucid_pack.h"
@@ -199,7 +199,7 @@ double window_trace(SimInput &in, const std::string &month,
 }
 
 /* No --estimates: learn them from the jobs before the window with Tidal's
- * own additive estimator (core/estimator_ebm.h). */
+ * own additive estimator (core/profiles/estimator_ebm.h). */
 void learn_estimates(SimInput &in, const std::vector<Job> &history,
 		     double epoch)
 {

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "core/policies/baseline.h"
-#include "core/policy.h"
+#include "core/model/policy.h"
 #include "sim/preset.h"
 
 namespace tidal::sim::lucid {

@@ -27,7 +27,7 @@
 #include <cmath>
 #include <limits>
 
-#include "core/packing.h"
+#include "core/placement/packing.h"
 #include "sim/csv.h"
 #include "sim/presets/lucid_pack.h"
 
@@ -230,7 +230,8 @@ PackView view(const PackJob &j)
 }
 
 /* §4.6.5: the first running job, in list order, that J may join (the
- * rule is core's grouping stage, core/packing.h, with Lucid's limits). */
+ * rule is core's grouping stage, core/placement/packing.h, with Lucid's
+ * limits). */
 long PackReplay::target_for(const PackJob &j) const
 {
 	static const PackRules rules; /* 24,576 MiB, sharescore 2, ratio 2 */

@@ -35,7 +35,7 @@
 #include <cmath>
 #include <unordered_map>
 
-#include "core/interleave.h"
+#include "core/profiles/interleave.h"
 #include "sim/csv.h"
 #include "sim/presets/muri_model.h"
 

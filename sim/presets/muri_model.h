@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "core/policy.h"
+#include "core/model/policy.h"
 #include "sim/preset.h"
 
 namespace tidal::sim::muri {

@@ -14,8 +14,8 @@
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #include "core/policies/muri.h"
-#include "core/policy.h"
-#include "core/throughput_table.h"
+#include "core/model/policy.h"
+#include "core/profiles/throughput_table.h"
 #include "sim/csv.h"
 #include "sim/replay.h"
 

@@ -39,7 +39,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/policy.h"
+#include "core/model/policy.h"
 #include "sim/csv.h"
 #include "sim/preset.h"
 #include "sim/presets/pollux_job.h"

@@ -3,8 +3,8 @@
  * its profile loader.
  *
  * A job advances through its epochs at the ground-truth goodput of its
- * placement and batch size (core/profile_pollux.h).  This is the part the
- * Tiresias, Optimus and Pollux runs share; the policies only decide
+ * placement and batch size (core/profiles/profile_pollux.h).  This is the
+ * part the Tiresias, Optimus and Pollux runs share; the policies only decide
  * placements.  Time arithmetic is in whole seconds, as in the artifact:
  * every epoch crossing is rounded (banker's rounding) to a second.
  *
@@ -25,8 +25,8 @@
 #include <string>
 #include <vector>
 
-#include "core/goodput.h"
-#include "core/profile_pollux.h"
+#include "core/profiles/goodput.h"
+#include "core/profiles/profile_pollux.h"
 
 namespace tidal::sim {
 

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/placement.h"
+#include "core/placement/placement.h"
 
 namespace tidal::sim
 {

@@ -17,7 +17,7 @@
 
 #include <vector>
 
-#include "core/model.h"
+#include "core/model/model.h"
 #include "core/policies/pollux.h"
 #include "sim/presets/pollux_job.h"
 

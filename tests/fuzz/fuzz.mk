@@ -99,7 +99,7 @@ FUZZ_EMU_OBJ := $(addprefix $(FUZZ_BUILD)/obj/plugin/sched/, snapshot.o \
 	$(FUZZ_EMU_OBJ:.o=.d)
 
 # LEMON compiles as C++17 only (see the top-level Makefile).
-$(FUZZ_BUILD)/obj/core/matching.o: FUZZ_CXXFLAGS += $(LEMON_CFLAGS) \
+$(FUZZ_BUILD)/obj/core/solvers/matching.o: FUZZ_CXXFLAGS += $(LEMON_CFLAGS) \
 	$(LEMON_CXXFLAGS)
 
 # An archive, so each target links only the readers it reaches.

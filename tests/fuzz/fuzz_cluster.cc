@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "core/placement.h"
+#include "core/placement/placement.h"
 #include "sim/cluster_io.h"
 #include "sim/csv.h"
 

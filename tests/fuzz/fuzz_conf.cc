@@ -22,7 +22,7 @@
 #include <fstream>
 #include <string>
 
-#include "core/params.h"
+#include "core/model/params.h"
 #include "proto/wire.h"
 #include "plugin/sched/bridge.h"
 

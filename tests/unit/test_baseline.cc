@@ -7,7 +7,7 @@
 #include "tests/unit/unit.h"
 
 #include "core/policies/baseline.h"
-#include "core/policy.h"
+#include "core/model/policy.h"
 
 using namespace tidal;
 using namespace tidal::test;

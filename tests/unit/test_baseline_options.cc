@@ -6,7 +6,7 @@
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #include "core/policies/baseline.h"
-#include "core/policy.h"
+#include "core/model/policy.h"
 
 #include "tests/unit/unit.h"
 

@@ -6,7 +6,7 @@
  */
 #include <cmath>
 
-#include "core/delaunay.h"
+#include "core/solvers/delaunay.h"
 #include "tests/unit/unit.h"
 
 using namespace tidal;

@@ -15,9 +15,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/buddy_placement.h"
+#include "core/placement/buddy_placement.h"
 #include "core/policies/elasticflow.h"
-#include "core/policy.h"
+#include "core/model/policy.h"
 
 #include "tests/unit/unit.h"
 

@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <unistd.h>
 
-#include "core/estimator_ebm.h"
+#include "core/profiles/estimator_ebm.h"
 #include "sim/trace.h"
 #include "tests/unit/unit.h"
 

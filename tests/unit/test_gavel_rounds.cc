@@ -12,8 +12,8 @@
 
 #include <json-c/json.h>
 
-#include "core/params.h"
-#include "core/policy.h"
+#include "core/model/params.h"
+#include "core/model/policy.h"
 #include "core/policies/gavel_alloc.h"
 #include "core/policies/gavel_rounds.h"
 #include "sim/presets/gavel_profile.h"

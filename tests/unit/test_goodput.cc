@@ -8,8 +8,8 @@
  */
 #include <cmath>
 
-#include "core/goodput.h"
-#include "core/minimize_box.h"
+#include "core/profiles/goodput.h"
+#include "core/solvers/minimize_box.h"
 #include "tests/unit/unit.h"
 
 using namespace tidal;

@@ -1,12 +1,12 @@
 /*
  * test_interleave.cc - staggered group iteration times and AntMan's
- * interleaving count (core/interleave.h), on hand-made stage times.
+ * interleaving count (core/profiles/interleave.h), on hand-made stage times.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #include <cmath>
 
-#include "core/interleave.h"
+#include "core/profiles/interleave.h"
 #include "tests/unit/unit.h"
 
 using namespace tidal;

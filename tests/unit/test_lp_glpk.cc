@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/lp_glpk.h"
-#include "core/lsap.h"
+#include "core/solvers/lp_glpk.h"
+#include "core/solvers/lsap.h"
 #include "tests/unit/unit.h"
 
 using namespace tidal;

@@ -1,5 +1,5 @@
 /*
- * test_matching.cc - maximum-weight general matching (core/matching.h):
+ * test_matching.cc - maximum-weight general matching (core/solvers/matching.h):
  * both matchers against brute force on small random graphs (fixed seed),
  * and hand-made graphs whose best matching is worked out here.
  *
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <random>
 
-#include "core/matching.h"
+#include "core/solvers/matching.h"
 #include "tests/unit/unit.h"
 
 using namespace tidal;

@@ -6,7 +6,7 @@
  */
 #include <cmath>
 
-#include "core/interleave.h"
+#include "core/profiles/interleave.h"
 #include "sim/preset.h"
 #include "sim/presets/muri_model.h"
 #include "tests/unit/unit.h"

@@ -6,7 +6,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "core/packing.h"
+#include "core/placement/packing.h"
 #include "tests/unit/unit.h"
 
 using namespace tidal;

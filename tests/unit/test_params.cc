@@ -7,7 +7,7 @@
  */
 #include <cmath>
 
-#include "core/params.h"
+#include "core/model/params.h"
 
 #include "tests/unit/unit.h"
 

@@ -5,7 +5,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "core/placement.h"
+#include "core/placement/placement.h"
 
 #include "tests/unit/unit.h"
 

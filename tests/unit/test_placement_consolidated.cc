@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "core/placement.h"
+#include "core/placement/placement.h"
 
 #include "tests/unit/unit.h"
 

@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <unistd.h>
 
-#include "core/profile_gavel.h"
+#include "core/profiles/profile_gavel.h"
 #include "tests/unit/unit.h"
 
 using namespace tidal;

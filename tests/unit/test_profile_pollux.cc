@@ -7,8 +7,8 @@
  */
 #include <cmath>
 
-#include "core/placement.h"
-#include "core/profile_pollux.h"
+#include "core/placement/placement.h"
+#include "core/profiles/profile_pollux.h"
 #include "sim/presets/pollux_job.h"
 #include "tests/unit/unit.h"
 

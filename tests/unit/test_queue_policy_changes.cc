@@ -6,8 +6,8 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "core/placement.h"
-#include "core/policy.h"
+#include "core/placement/placement.h"
+#include "core/model/policy.h"
 
 #include "tests/unit/unit.h"
 

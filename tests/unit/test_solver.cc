@@ -5,7 +5,7 @@
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #include "core/policies/themis.h"
-#include "core/solver.h"
+#include "core/solvers/solver.h"
 
 #include "tests/unit/unit.h"
 

@@ -4,7 +4,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "core/suggest.h"
+#include "core/model/suggest.h"
 
 #include <algorithm>
 

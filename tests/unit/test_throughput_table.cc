@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "core/throughput_table.h"
+#include "core/profiles/throughput_table.h"
 
 #include "tests/unit/unit.h"
 

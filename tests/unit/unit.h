@@ -27,7 +27,7 @@ extern "C" {
 #include <cmocka.h>
 }
 
-#include "core/model.h"
+#include "core/model/model.h"
 
 namespace tidal::test {
 

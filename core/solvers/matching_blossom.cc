@@ -22,7 +22,7 @@
 #include <deque>
 #include <limits>
 
-#include "core/matching.h"
+#include "core/solvers/matching.h"
 
 namespace tidal {
 

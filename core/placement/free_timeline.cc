@@ -3,7 +3,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "core/free_timeline.h"
+#include "core/placement/free_timeline.h"
 
 #include <cmath>
 

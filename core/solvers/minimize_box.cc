@@ -3,7 +3,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "core/minimize_box.h"
+#include "core/solvers/minimize_box.h"
 
 #include <algorithm>
 #include <cmath>

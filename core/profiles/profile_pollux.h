@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "core/delaunay.h"
+#include "core/solvers/delaunay.h"
 
 namespace tidal {
 

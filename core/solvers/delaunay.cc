@@ -21,7 +21,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "core/delaunay.h"
+#include "core/solvers/delaunay.h"
 
 #include <algorithm>
 #include <cmath>

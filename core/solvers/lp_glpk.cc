@@ -4,7 +4,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "core/lp_glpk.h"
+#include "core/solvers/lp_glpk.h"
 
 #include <chrono>
 #include <climits>

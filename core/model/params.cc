@@ -3,7 +3,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "core/params.h"
+#include "core/model/params.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "core/suggest.h"
+#include "core/model/suggest.h"
 
 namespace tidal {
 

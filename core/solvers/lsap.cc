@@ -3,7 +3,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "core/lsap.h"
+#include "core/solvers/lsap.h"
 
 #include <algorithm>
 #include <limits>

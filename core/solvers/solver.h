@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/lp_glpk.h"
+#include "core/solvers/lp_glpk.h"
 
 namespace tidal {
 

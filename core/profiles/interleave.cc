@@ -8,7 +8,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "core/interleave.h"
+#include "core/profiles/interleave.h"
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "core/profile_gavel.h"
+#include "core/profiles/profile_gavel.h"
 
 #include <algorithm>
 #include <cctype>

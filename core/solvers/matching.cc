@@ -5,7 +5,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "core/matching.h"
+#include "core/solvers/matching.h"
 
 #include <lemon/list_graph.h>
 #include <lemon/matching.h>

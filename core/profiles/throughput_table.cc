@@ -3,7 +3,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "core/throughput_table.h"
+#include "core/profiles/throughput_table.h"
 
 #include <algorithm>
 #include <cerrno>

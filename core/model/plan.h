@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/model.h"
+#include "core/model/model.h"
 
 namespace tidal {
 

@@ -3,7 +3,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "core/buddy_placement.h"
+#include "core/placement/buddy_placement.h"
 
 #include <algorithm>
 #include <set>

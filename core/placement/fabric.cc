@@ -4,7 +4,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "core/fabric.h"
+#include "core/placement/fabric.h"
 
 #include <algorithm>
 #include <cinttypes>

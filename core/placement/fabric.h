@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "core/model.h"
+#include "core/model/model.h"
 
 namespace tidal::fabric {
 

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "core/model.h"
-#include "core/params.h"
-#include "core/plan.h"
+#include "core/model/model.h"
+#include "core/model/params.h"
+#include "core/model/plan.h"
 
 namespace tidal {
 

@@ -4,7 +4,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "core/profile_pollux.h"
+#include "core/profiles/profile_pollux.h"
 
 #include <algorithm>
 #include <cmath>

@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "core/model.h"
+#include "core/model/model.h"
 
 namespace tidal {
 

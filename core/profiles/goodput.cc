@@ -4,13 +4,13 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "core/goodput.h"
+#include "core/profiles/goodput.h"
 
 #include <algorithm>
 #include <cmath>
 #include <set>
 
-#include "core/minimize_box.h"
+#include "core/solvers/minimize_box.h"
 
 namespace tidal
 {

@@ -88,7 +88,7 @@ public:
 		std::string suggestion; /* nearest asked-for key, or "" */
 	};
 	/* The keys set here and never asked for, in key order; each with the
-	 * nearest key that was asked for (core/suggest.h). */
+	 * nearest key that was asked for (core/model/suggest.h). */
 	std::vector<Unused> unused() const;
 	/* "ORIGIN: KEY=VALUE" of KEY as it was set, for messages ("KEY=" if
 	 * it was not set). */

@@ -3,13 +3,13 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "core/placement.h"
+#include "core/placement/placement.h"
 
 #include <algorithm>
 #include <bit>
 #include <numeric>
 
-#include "core/params.h"
+#include "core/model/params.h"
 
 namespace tidal {
 

@@ -7,7 +7,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "core/solver.h"
+#include "core/solvers/solver.h"
 
 #include <glpk.h>
 
