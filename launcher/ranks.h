@@ -21,7 +21,7 @@
 
 namespace tidal::launch {
 
-/* One line of a trainer's event stream (NODE.md, tidal-train). */
+/* One line of a trainer's event stream (tidal-train(1), EVENTS). */
 struct Event {
 	std::string ev;             /* start, step, ckpt, ckpt_error,
 				     * stopped, done */

@@ -452,7 +452,7 @@ std::string Launcher::ckpt_json(const Ckpt &c) const
 
 std::string Launcher::status_json() const
 {
-	/* NODE.md's three states; a new generation that has not started
+	/* tidal-launch(1)'s three states; a new generation that has not started
 	 * yet is "restarting"; trainers winding down for SIGTERM, or
 	 * finished, are "stopped". */
 	const char *state = state_ == State::Stopped ||
@@ -487,7 +487,7 @@ std::string Launcher::status_json() const
 	}
 	add("last_ckpt", lc);
 	add("state", json_object_new_string(state));
-	/* Beyond NODE.md: this node's trainer processes. */
+	/* Beyond those: this node's trainer processes. */
 	json_object *rs = json_object_new_array();
 	for (const Rank &r : ranks_) {
 		json_object *x = json_object_new_object();

@@ -2,10 +2,11 @@
  * preset.h - how tidal-sim models a cluster: the native model and the
  * anchors' presets.
  *
- * A preset is data plus small named hooks (STYLE.md rule 10): which policy
- * parameters each policy gets, how the trace is adjusted, which replay model
- * runs (event merging, progress accounting, restart overheads), and how the
- * metrics are defined.  Presets register themselves by name, like policies.
+ * A preset is data plus small named hooks (as Batsim's decision code is a
+ * library its simulator calls): which policy parameters each policy gets,
+ * how the trace is adjusted, which replay model runs (event merging,
+ * progress accounting, restart overheads), and how the metrics are
+ * defined.  Presets register themselves by name, like policies.
  *
  *   tidal-sim --preset NAME ...
  *       load cluster + trace --> Preset::prepare
@@ -112,8 +113,8 @@ Summary summarize(const RunResult &r, const MetricRules &rules);
 /* Progress reporting: called with (done jobs, total jobs); may be empty. */
 using Progress = std::function<void(long done, long total)>;
 
-/* What Preset::run does (one code path for "what if" and "do it",
- * STYLE.md rule 4).  Check: build the policy and read every parameter the
+/* What Preset::run does (one code path for "what if" and "do it", as
+ * Slurm's cons_tres job_test() takes a mode).  Check: build the policy and read every parameter the
  * replay reads - no key may be read only later - then return an empty
  * result, with warnings if any; nothing is written.  Replay: also replay. */
 enum class RunMode { Check, Replay };

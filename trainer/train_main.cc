@@ -205,7 +205,7 @@ int find_checkpoint(const std::string &dir)
 
 } /* namespace */
 
-int bench_gemm(const Options &o); /* train_cuda.cc or below */
+int bench_gemm(const Options &o); /* bench_gpu.cc or below */
 
 int main(int argc, char **argv)
 {

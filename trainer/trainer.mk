@@ -31,7 +31,7 @@ endif
 ifeq ($(HAVE_GLOO)$(HAVE_CUDA),11)
 NVCC_ARCH ?= -gencode arch=compute_90,code=sm_90 \
 	-gencode arch=compute_90,code=compute_90
-TRAIN_CUDA_OBJ := $(BUILD)/obj/trainer/train_cuda.o \
+TRAIN_CUDA_OBJ := $(BUILD)/obj/trainer/bench_gpu.o \
 	$(BUILD)/obj/trainer/gpu_trainer.o
 TRAIN_CU_OBJ := $(BUILD)/obj/trainer/gpu_kernels.o
 -include $(TRAIN_CUDA_OBJ:.o=.d) $(TRAIN_CU_OBJ:.o=.d)

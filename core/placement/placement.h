@@ -5,7 +5,7 @@
  * returns the chosen NodeShares (and, in Mode::Commit, takes them) or
  * nothing.  Mode::Test answers "would it fit" without changing the map, so
  * the simulator, tidalctl explain and the live plugin share one code path
- * (STYLE.md rule 4).
+ * (as Slurm's cons_tres job_test() takes a run-now / test-only mode).
  *
  * Schemes:
  *   consolidated  fewest nodes, best fit (the node whose free count is the

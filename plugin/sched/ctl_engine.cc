@@ -35,7 +35,7 @@
 #include "core/model/number_text.h"
 #include "plugin/sched/agents.h"
 #include "plugin/sched/c_api.h"
-#include "plugin/sched/engine_state.h"
+#include "plugin/sched/engine.h"
 #include "proto/json.h"
 
 namespace tidal {

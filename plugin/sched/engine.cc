@@ -33,7 +33,7 @@
 #include "plugin/sched/agents.h"
 #include "plugin/sched/bridge.h"
 #include "plugin/sched/c_api.h"
-#include "plugin/sched/engine_state.h"
+#include "plugin/sched/engine.h"
 
 #include <algorithm>
 #include <sstream>

@@ -36,7 +36,7 @@
 #include "plugin/sched/agents/registry.h"
 #include "plugin/sched/bridge.h"
 #include "plugin/sched/c_api.h"
-#include "plugin/sched/engine_state.h"
+#include "plugin/sched/engine.h"
 #include "proto/json.h"
 
 namespace tidal::plugin::agents

@@ -1,5 +1,5 @@
 /*
- * engine_state.h - the engine object behind bridge.h's C entry points.
+ * engine.h - the engine object behind bridge.h's C entry points.
  *
  * One Engine per slurmctld (a function-local static).  Its mutex is taken
  * by configure() (scontrol reconfigure, from slurmctld's threads) and by

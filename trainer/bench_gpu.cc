@@ -1,5 +1,5 @@
 /*
- * train_cuda.cc - tidal-train --bench-gemm on a GPU, built only with
+ * bench_gpu.cc - tidal-train --bench-gemm on a GPU, built only with
  * HAVE_CUDA: cuBLAS SGEMM alone at each of the model's GEMM shapes and at
  * the device's peak (one 8192^3 product), against a whole training step of
  * the cuda-nccl backend (world 1), and the checkpoint's write and read rates
