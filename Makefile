@@ -108,22 +108,31 @@ $(BUILD)/tidal-sim: $(BUILD)/obj/sim/main.o $(BUILD)/libtidal-sim.a \
 
 -include $(BUILD)/obj/sim/main.d
 
+# ---------------------------------------------------------------- the wire
+# proto/: what every component speaks (libtidal-proto.a).  The plugin's
+# registry of node agents is listed here too (agents.mk), because the
+# tests' object lists, read before plugin.mk, name its files.
+
+include proto/proto.mk
+include plugin/sched/agents/agents.mk
+
 # ---------------------------------------------------------------- node side
 # The node side: tidal-train (trainer/), tidal-launch (launcher/),
-# tidald (nodeagent/).
+# tidald and tidal-topo (nodeagent/).
 #
-# Code shared by the three programs (checkpoint format, rendezvous store,
-# the wire of proto/, topology) is archived in libtidal-node.a; each component's
-# .mk appends its library sources to NODE_LIB_SRC, its extra flags to
-# NODE_CFLAGS / NODE_LIBS and its programs to NODE_TARGETS.
+# Code shared by the programs (the wire of proto/; node/: checkpoint
+# format, rendezvous store, topology) is archived in libtidal-node.a
+# (node/node.mk, which also sets NODE_CFLAGS and NODE_LIBS); each
+# program's .mk archives its own library pieces for the tests
+# (libtidal-train.a, libtidal-launch.a, libtidal-agent.a) and adds its
+# programs to NODE_TARGETS.
 
 NODE_LIB_SRC :=
 NODE_CFLAGS := $(MUNGE_CFLAGS)
 NODE_LIBS := $(MUNGE_LIBS) -pthread
 NODE_TARGETS :=
 
-include proto/proto.mk
-include plugin/sched/agents/agents.mk
+include node/node.mk
 -include trainer/trainer.mk
 -include launcher/launcher.mk
 -include nodeagent/nodeagent.mk

@@ -1,6 +1,6 @@
 /*
  * binding.h - which CPUs and which InfiniBand HCA each local rank should
- * use: the ones nearest its GPU, from the hwloc summary of nodeagent/topo.h.
+ * use: the ones nearest its GPU, from the hwloc summary of node/topo.h.
  *
  * Rank LOCAL_RANK drives the LOCAL_RANK-th device of CUDA_VISIBLE_DEVICES
  * (or GPU LOCAL_RANK when it is unset).  Its CPU set is the GPU's local
@@ -12,7 +12,7 @@
  */
 #pragma once
 
-#include "nodeagent/topo.h"
+#include "node/topo.h"
 
 #include <optional>
 #include <string>

@@ -33,7 +33,7 @@
 #include "launcher/options.h"
 #include "launcher/ranks.h"
 #include "launcher/resume.h"
-#include "trainer/store.h"
+#include "node/store.h"
 
 #include <memory>
 #include <optional>

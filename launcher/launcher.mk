@@ -2,12 +2,19 @@
 # included from the top-level Makefile's node side.
 #
 # The pieces with no state of their own (options, rank processes and
-# events, the control socket and its client, checkpoint choice, binding,
-# logging) go into libtidal-node.a, where tests/node/test_launch_unit.cc
-# and tidald can use them; the supervisor itself is the program.
+# events, the control socket, checkpoint choice, binding, logging) are
+# archived in libtidal-launch.a, where tests/node/test_launch_unit.cc can
+# use them; the supervisor itself is the program.
 
-NODE_LIB_SRC += launcher/options.cc launcher/ranks.cc launcher/control.cc \
+LAUNCH_LIB_SRC := launcher/options.cc launcher/ranks.cc launcher/control.cc \
 	launcher/resume.cc launcher/binding.cc launcher/log.cc
+LAUNCH_LIB_OBJ := $(LAUNCH_LIB_SRC:%.cc=$(BUILD)/obj/%.o)
+-include $(LAUNCH_LIB_OBJ:.o=.d)
+$(LAUNCH_LIB_OBJ): TIDAL_CXXFLAGS += $(NODE_CFLAGS)
+
+$(BUILD)/libtidal-launch.a: $(LAUNCH_LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
 
 LAUNCH_SRC := launcher/main.cc launcher/launcher.cc launcher/supervise.cc
 LAUNCH_OBJ := $(LAUNCH_SRC:%.cc=$(BUILD)/obj/%.o)
@@ -15,8 +22,10 @@ LAUNCH_OBJ := $(LAUNCH_SRC:%.cc=$(BUILD)/obj/%.o)
 
 $(LAUNCH_OBJ): TIDAL_CXXFLAGS += $(NODE_CFLAGS)
 
-$(BUILD)/tidal-launch: $(LAUNCH_OBJ) $(BUILD)/libtidal-node.a
-	$(CXX) $(TIDAL_LDFLAGS) -o $@ $(LAUNCH_OBJ) $(BUILD)/libtidal-node.a \
+$(BUILD)/tidal-launch: $(LAUNCH_OBJ) $(BUILD)/libtidal-launch.a \
+		$(BUILD)/libtidal-node.a
+	$(CXX) $(TIDAL_LDFLAGS) -o $@ $(LAUNCH_OBJ) $(BUILD)/libtidal-launch.a \
+		$(BUILD)/libtidal-node.a \
 		$(JSONC_LIBS) $(NODE_LIBS)
 
 NODE_TARGETS += $(BUILD)/tidal-launch

@@ -7,7 +7,7 @@
 
 #include "launcher/control.h"
 #include "launcher/log.h"
-#include "trainer/checkpoint.h"
+#include "node/checkpoint.h"
 
 #include <json.h>
 #include <sys/stat.h>

@@ -18,7 +18,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "trainer/checkpoint.h"
+#include "node/checkpoint.h"
 
 namespace tidal::agent
 {

@@ -1,6 +1,6 @@
 /*
  * ckpt_local.h - tidald's view of a node's checkpoint directory
- * (CKPT_ROOT/<jobid>/ckpt-<step>.tck + .done, see trainer/checkpoint.h):
+ * (CKPT_ROOT/<jobid>/ckpt-<step>.tck + .done, see node/checkpoint.h):
  * the newest complete checkpoint of a job, checks, free space, and
  * receiving a checkpoint from a peer so that it appears atomically.
  *

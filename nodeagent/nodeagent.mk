@@ -2,25 +2,29 @@
 # top-level Makefile's node-side section.
 
 # ---- tidald (AGENT) -------------------------------------------------------
-# The wire (proto/proto.mk) goes into libtidal-node.a so that every node
-# program talks with the same code.  tidald sends
-# nodeagent/topo.h's summary (and, with HCAs, the fabric:
-# core/placement/fabric.cc, hence libtidal-core.a) at registration.
+# tidald speaks the wire of libtidal-node.a (proto/) and sends node/topo.h's
+# summary (and, with HCAs, the fabric: core/placement/fabric.cc, hence
+# libtidal-core.a) at registration.  Its request parsing (requests.cc) is
+# archived in libtidal-agent.a for tests/node and tests/fuzz.
 
-NODE_LIB_SRC += $(PROTO_SRC) nodeagent/requests.cc
-NODE_LIBS += $(JSONC_LIBS)
-
+AGENT_LIB_SRC := nodeagent/requests.cc
+AGENT_LIB_OBJ := $(AGENT_LIB_SRC:%.cc=$(BUILD)/obj/%.o)
 TIDALD_SRC := nodeagent/tidald.cc nodeagent/plugin_link.cc nodeagent/pins.cc \
 	nodeagent/serve.cc nodeagent/fetch.cc nodeagent/ckpt_local.cc
 TIDALD_OBJ := $(TIDALD_SRC:%.cc=$(BUILD)/obj/%.o)
--include $(TIDALD_OBJ:.o=.d)
+-include $(TIDALD_OBJ:.o=.d) $(AGENT_LIB_OBJ:.o=.d)
 
-$(TIDALD_OBJ): TIDAL_CXXFLAGS += $(NODE_CFLAGS)
+$(TIDALD_OBJ) $(AGENT_LIB_OBJ): TIDAL_CXXFLAGS += $(NODE_CFLAGS)
 
-$(BUILD)/tidald: $(TIDALD_OBJ) $(BUILD)/libtidal-node.a \
-		$(BUILD)/libtidal-core.a
-	$(CXX) $(TIDAL_LDFLAGS) -o $@ $(TIDALD_OBJ) $(BUILD)/libtidal-node.a \
-		$(BUILD)/libtidal-core.a $(CORE_LIBS) $(NODE_LIBS)
+$(BUILD)/libtidal-agent.a: $(AGENT_LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/tidald: $(TIDALD_OBJ) $(BUILD)/libtidal-agent.a \
+		$(BUILD)/libtidal-node.a $(BUILD)/libtidal-core.a
+	$(CXX) $(TIDAL_LDFLAGS) -o $@ $(TIDALD_OBJ) $(BUILD)/libtidal-agent.a \
+		$(BUILD)/libtidal-node.a $(BUILD)/libtidal-core.a $(CORE_LIBS) \
+		$(NODE_LIBS)
 
 NODE_TARGETS += $(BUILD)/tidald
 
@@ -35,28 +39,8 @@ install-tidald: $(BUILD)/tidald
 		>$(DESTDIR)$(SYSTEMD_UNIT_DIR)/tidald.service
 # ---- end of tidald (AGENT) ------------------------------------------------
 
-# ---- topology and fabric (TOPO) -------------------------------------------
-# nodeagent/topo*.cc (hwloc summary, libibverbs ports) and fabric_ib.cc
-# (libibnetdisc) go into libtidal-node.a for tidald and tidal-launch; each
-# library is optional and switched on by its HAVE_ flag from config.mk.
-# Programs that call fabric::to_json()/build_tree() also link
-# libtidal-core.a (core/placement/fabric.cc).
-
-NODE_LIB_SRC += nodeagent/topo.cc nodeagent/topo_verbs.cc \
-	nodeagent/fabric_ib.cc
-NODE_LIBS += $(JSONC_LIBS)
-ifeq ($(HAVE_HWLOC),1)
-NODE_CFLAGS += -DTIDAL_HAVE_HWLOC $(HWLOC_CFLAGS)
-NODE_LIBS += $(HWLOC_LIBS)
-endif
-ifeq ($(HAVE_IBVERBS),1)
-NODE_CFLAGS += -DTIDAL_HAVE_IBVERBS $(IBVERBS_CFLAGS)
-NODE_LIBS += $(IBVERBS_LIBS)
-endif
-ifeq ($(HAVE_IBNETDISC),1)
-NODE_CFLAGS += -DTIDAL_HAVE_IBNETDISC $(IBNETDISC_CFLAGS)
-NODE_LIBS += $(IBNETDISC_LIBS) -libmad
-endif
+# ---- tidal-topo (TOPO) ----------------------------------------------------
+# Prints what node/topo.cc and node/fabric_ib.cc find (libtidal-node.a).
 
 TIDAL_TOPO_OBJ := $(BUILD)/obj/nodeagent/tidal_topo.o
 -include $(TIDAL_TOPO_OBJ:.o=.d)

@@ -2,7 +2,7 @@
  * pins.cc - which of a job's checkpoints on this node rotation must keep.
  *
  * The trainer keeps its newest few checkpoints and deletes older ones as
- * it writes (trainer/checkpoint.h); it may write several per heartbeat.
+ * it writes (node/checkpoint.h); it may write several per heartbeat.
  * What tidald tells sched/tidal about a checkpoint here must stay true
  * until the plugin's saved state has moved past it, also across a kill -9
  * of slurmctld (the record is in that state).  So, per job:
@@ -29,7 +29,7 @@
 
 #include "nodeagent/agent.h"
 #include "nodeagent/ckpt_local.h"
-#include "trainer/checkpoint.h"
+#include "node/checkpoint.h"
 
 namespace tidal::agent
 {

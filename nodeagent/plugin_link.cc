@@ -27,8 +27,8 @@
 #include "nodeagent/requests.h"
 
 #include "core/placement/fabric.h"
-#include "nodeagent/fabric_ib.h"
-#include "nodeagent/topo.h"
+#include "node/fabric_ib.h"
+#include "node/topo.h"
 
 namespace tidal::agent
 {
@@ -49,7 +49,7 @@ bool Agent::plugin_request(const std::string &req, std::string *reply,
 			     timeout_ms, err, sent);
 }
 
-/* The node's hwloc/verbs summary (nodeagent/topo.h); {} if hwloc fails.
+/* The node's hwloc/verbs summary (node/topo.h); {} if hwloc fails.
  * OUT *HCAS: how many RDMA devices the verbs list. */
 static json_object *topology(const Options &opt, size_t *hcas)
 {

@@ -18,8 +18,8 @@
 #include <string>
 
 #include "core/placement/fabric.h"
-#include "nodeagent/fabric_ib.h"
-#include "nodeagent/topo.h"
+#include "node/fabric_ib.h"
+#include "node/topo.h"
 
 namespace {
 

@@ -19,7 +19,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include "trainer/checkpoint.h"
+#include "node/checkpoint.h"
 #include "trainer/gpu.h"
 #include "trainer/gpu_math.h"
 #include "trainer/train.h"

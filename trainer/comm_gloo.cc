@@ -19,7 +19,7 @@
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
 
-#include "trainer/store.h"
+#include "node/store.h"
 
 namespace tidal::train {
 

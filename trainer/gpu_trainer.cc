@@ -22,7 +22,7 @@
 
 #include "trainer/gpu_kernels.h"
 #include "trainer/gpu_math.h"
-#include "trainer/store.h"
+#include "node/store.h"
 #include "trainer/train.h"
 
 namespace tidal::train {

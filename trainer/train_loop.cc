@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "core/profiles/throughput_table.h"
-#include "trainer/checkpoint.h"
+#include "node/checkpoint.h"
 #include "trainer/comm.h"
 #include "trainer/gpu.h"
 

@@ -15,8 +15,8 @@
 #include <getopt.h>
 #include <unistd.h>
 
-#include "trainer/checkpoint.h"
-#include "trainer/store.h"
+#include "node/checkpoint.h"
+#include "node/store.h"
 #include "trainer/train.h"
 
 #ifndef TIDAL_VERSION

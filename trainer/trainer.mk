@@ -1,10 +1,16 @@
-# trainer/trainer.mk - tidal-train and the trainer's library pieces
-# (checkpoint format, rendezvous store, the model), included from the
-# top-level Makefile's node side.  The model (mlp, gemm) is in the library
-# so tests/node can check the GPU backend's arithmetic against it.
+# trainer/trainer.mk - tidal-train, included from the top-level Makefile's
+# node side.  The model (mlp, gemm) is archived in libtidal-train.a so that
+# tests/node can check the GPU backend's arithmetic against it; the
+# checkpoint format and the rendezvous store are the node library's.
 
-NODE_LIB_SRC += trainer/checkpoint.cc trainer/store.cc trainer/mlp.cc \
-	trainer/gemm.cc
+TRAIN_LIB_SRC := trainer/mlp.cc trainer/gemm.cc
+TRAIN_LIB_OBJ := $(TRAIN_LIB_SRC:%.cc=$(BUILD)/obj/%.o)
+-include $(TRAIN_LIB_OBJ:.o=.d)
+$(TRAIN_LIB_OBJ): TIDAL_CXXFLAGS += $(NODE_CFLAGS)
+
+$(BUILD)/libtidal-train.a: $(TRAIN_LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
 
 ifeq ($(HAVE_GLOO),1)
 TRAIN_SRC := trainer/train_main.cc trainer/train_loop.cc \
@@ -13,10 +19,11 @@ TRAIN_OBJ := $(TRAIN_SRC:%.cc=$(BUILD)/obj/%.o)
 -include $(TRAIN_OBJ:.o=.d)
 $(TRAIN_OBJ): TIDAL_CXXFLAGS += $(NODE_CFLAGS) $(GLOO_CFLAGS)
 
-$(BUILD)/tidal-train: $(TRAIN_OBJ) $(BUILD)/libtidal-node.a \
-		$(BUILD)/libtidal-core.a
+$(BUILD)/tidal-train: $(TRAIN_OBJ) $(BUILD)/libtidal-train.a \
+		$(BUILD)/libtidal-node.a $(BUILD)/libtidal-core.a
 	$(CXX) $(TIDAL_LDFLAGS) -o $@ $(TRAIN_OBJ) $(TRAIN_LINK_EXTRA) \
-		$(BUILD)/libtidal-node.a $(BUILD)/libtidal-core.a \
+		$(BUILD)/libtidal-train.a $(BUILD)/libtidal-node.a \
+		$(BUILD)/libtidal-core.a \
 		$(TRAIN_LINK_LIBS) $(CORE_LIBS) $(GLOO_LIBS) $(NODE_LIBS)
 
 NODE_TARGETS += $(BUILD)/tidal-train

@@ -2,7 +2,7 @@
  * fabric.h - an InfiniBand fabric as the node agents discover it, and the
  * switch tree the engine derives from it when topology.conf gives none.
  *
- * A Fabric is what libibnetdisc sees (nodeagent/fabric_ib.cc fills it):
+ * A Fabric is what libibnetdisc sees (node/fabric_ib.cc fills it):
  * switches and channel adapters by GUID with their node descriptions, and
  * the links between ports.  It travels as JSON (agent -> plugin), so this
  * file also reads and writes that JSON.  Nothing here links libibnetdisc or

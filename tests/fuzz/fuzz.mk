@@ -21,7 +21,7 @@
 #                 reads them from spank_job_env (fuzz_options.cc;
 #                 plugin/common/options.c)
 #   ckpt          the checkpoint reader, newest() and pin names
-#                 (fuzz_ckpt.cc; trainer/checkpoint.cc)
+#                 (fuzz_ckpt.cc; node/checkpoint.cc)
 #   agent-wire    what tidald parses: local and peer requests, the
 #                 plugin's heartbeat and ckpt_where replies
 #                 (fuzz_agent_wire.cc; nodeagent/requests.cc)
@@ -88,7 +88,7 @@ FUZZ_OPTIONS_OBJ := $(FUZZ_BUILD)/obj/plugin/common/options.o
 # are linked without the engine.
 FUZZ_JSON_OBJ := $(FUZZ_BUILD)/obj/proto/json.o
 FUZZ_NODE_OBJ := $(addprefix $(FUZZ_BUILD)/obj/, nodeagent/requests.o \
-	proto/wire.o trainer/checkpoint.o)
+	proto/wire.o node/checkpoint.o)
 FUZZ_ENGINE_OBJ := $(addprefix $(FUZZ_BUILD)/obj/plugin/sched/, engine.o \
 	ctl_engine.o) $(AGENTS_SRC:%.cc=$(FUZZ_BUILD)/obj/%.o) \
 	$(FUZZ_OPTIONS_OBJ) $(FUZZ_JSON_OBJ)
@@ -125,9 +125,9 @@ $(FUZZ_BUILD)/fuzz-options: tests/fuzz/fuzz_options.cc $(FUZZ_OPTIONS_OBJ)
 		$(FUZZ_OPTIONS_OBJ)
 
 $(FUZZ_BUILD)/fuzz-ckpt: tests/fuzz/fuzz_ckpt.cc \
-		$(FUZZ_BUILD)/obj/trainer/checkpoint.o
+		$(FUZZ_BUILD)/obj/node/checkpoint.o
 	$(CLANG) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer -o $@ $< \
-		$(FUZZ_BUILD)/obj/trainer/checkpoint.o
+		$(FUZZ_BUILD)/obj/node/checkpoint.o
 
 $(FUZZ_BUILD)/fuzz-agent-wire: tests/fuzz/fuzz_agent_wire.cc $(FUZZ_NODE_OBJ) \
 		$(FUZZ_JSON_OBJ)

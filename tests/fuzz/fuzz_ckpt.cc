@@ -1,6 +1,6 @@
 /*
  * fuzz_ckpt.cc - libFuzzer target for the checkpoint reader
- * (trainer/checkpoint.h): read() and verify() of a .tck file, newest()
+ * (node/checkpoint.h): read() and verify() of a .tck file, newest()
  * over a job directory holding it, and the pin names (keep-<12 digits>)
  * that pins() parses.
  *
@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "trainer/checkpoint.h"
+#include "node/checkpoint.h"
 
 using namespace tidal;
 

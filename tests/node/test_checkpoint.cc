@@ -5,7 +5,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "trainer/checkpoint.h"
+#include "node/checkpoint.h"
 
 #include <csignal>
 #include <cstdlib>

@@ -11,7 +11,7 @@
 #include "launcher/options.h"
 #include "launcher/ranks.h"
 #include "launcher/resume.h"
-#include "trainer/checkpoint.h"
+#include "node/checkpoint.h"
 
 #include <sys/socket.h>
 #include <sys/un.h>

@@ -4,7 +4,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "trainer/store.h"
+#include "node/store.h"
 
 #include <atomic>
 #include <stdexcept>

@@ -6,7 +6,7 @@
  * report in heartbeats (node_ops.cc), and are saved with the plugin state
  * (persist.cc).  A recorded location must stay true while the trainer
  * goes on writing and rotating checkpoints: tidald pins a checkpoint
- * before it reports it (trainer/checkpoint.h, nodeagent/pins.cc), and the
+ * before it reports it (node/checkpoint.h, nodeagent/pins.cc), and the
  * heartbeat reply's "keep" names the one the plugin's state on disk holds
  * for that node, so that tidald releases only checkpoints that no saved
  * record, and thus no restarted slurmctld, can name.  ckpt_where names

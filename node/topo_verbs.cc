@@ -8,7 +8,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "nodeagent/topo.h"
+#include "node/topo.h"
 
 #include <cinttypes>
 #include <cstdio>

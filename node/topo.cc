@@ -16,7 +16,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "nodeagent/topo.h"
+#include "node/topo.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -8,7 +8,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "nodeagent/fabric_ib.h"
+#include "node/fabric_ib.h"
 
 #include <cerrno>
 #include <cstring>
