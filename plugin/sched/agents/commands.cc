@@ -22,9 +22,7 @@ using namespace tidal::plugin::agents;
 extern "C" uint64_t tidal_agent_command(const char *node, const char *op,
 					uint32_t job, double now)
 {
-	try {
-		Registry &r = reg();
-		std::lock_guard<std::mutex> g(r.mu);
+	return with_registry(uint64_t{ 0 }, [&](Registry &r) -> uint64_t {
 		Command c;
 		c.id = r.next_id++;
 		c.node = node;
@@ -34,17 +32,13 @@ extern "C" uint64_t tidal_agent_command(const char *node, const char *op,
 		r.commands[c.id] = c;
 		note(r, job, now, c.op + " queued for " + c.node + "'s tidald");
 		return c.id;
-	} catch (...) {
-		return 0;
-	}
+	});
 }
 
 extern "C" int tidal_agent_ack(uint64_t id, uint64_t *step, char *path,
 			       size_t path_len, char *err, size_t err_len)
 {
-	return guarded(0, [&] {
-		Registry &r = reg();
-		std::lock_guard<std::mutex> g(r.mu);
+	return with_registry(0, [&](Registry &r) -> int {
 		auto it = r.commands.find(id);
 		if (it == r.commands.end() || it->second.state == 0)
 			return 0;
@@ -60,19 +54,13 @@ extern "C" int tidal_agent_ack(uint64_t id, uint64_t *step, char *path,
 
 extern "C" void tidal_agent_cancel(uint64_t id)
 {
-	guarded([id] {
-		Registry &r = reg();
-		std::lock_guard<std::mutex> g(r.mu);
-		r.commands.erase(id);
-	});
+	with_registry([&](Registry &r) { r.commands.erase(id); });
 }
 
 extern "C" int tidal_agent_withdraw(uint64_t id)
 {
 	/* A lock that cannot be taken: the command may be out already. */
-	return guarded(0, [id] {
-		Registry &r = reg();
-		std::lock_guard<std::mutex> g(r.mu);
+	return with_registry(0, [&](Registry &r) -> int {
 		auto it = r.commands.find(id);
 		if (it != r.commands.end() &&
 		    (it->second.sent || it->second.state))

@@ -22,9 +22,7 @@ using namespace tidal::plugin::agents;
 
 extern "C" char *tidal_agent_state_dump(void)
 {
-	try {
-		Registry &r = reg();
-		std::lock_guard<std::mutex> g(r.mu);
+	return with_registry((char *)nullptr, [&](Registry &r) -> char * {
 		std::string s = "agentseq " + std::to_string(r.next_id) + "\n";
 		/* One line per node that holds one; the newest is the
 		 * newest of them.  Node and address are single words
@@ -50,16 +48,12 @@ extern "C" char *tidal_agent_state_dump(void)
 			     c.op + "\n";
 		}
 		return c_string(s);
-	} catch (...) { /* nothing thrown into slurmctld */
-		return nullptr;
-	}
+	});
 }
 
 extern "C" void tidal_agent_clear(void)
 {
-	guarded([] {
-		Registry &r = reg();
-		std::lock_guard<std::mutex> g(r.mu);
+	with_registry([&](Registry &r) {
 		r.agents.clear();
 		r.commands.clear();
 		r.jobs.clear();
@@ -71,21 +65,16 @@ extern "C" void tidal_agent_clear(void)
 
 extern "C" void tidal_agent_state_saved(void)
 {
-	try {
-		Registry &r = reg();
-		std::lock_guard<std::mutex> g(r.mu);
+	with_registry([&](Registry &r) {
 		for (auto &[job, j] : r.jobs)
 			for (auto &[node, h] : j.held)
 				h.saved = h.dumped;
-	} catch (...) { /* nothing thrown into slurmctld */
-	}
+	});
 }
 
 extern "C" int tidal_agent_state_line(const char *l)
 {
-	try {
-		Registry &r = reg();
-		std::lock_guard<std::mutex> g(r.mu);
+	return with_registry(0, [&](Registry &r) -> int {
 		unsigned long long a, step;
 		unsigned job;
 		long when;
@@ -119,7 +108,5 @@ extern "C" int tidal_agent_state_line(const char *l)
 			return 1;
 		}
 		return 0;
-	} catch (...) { /* nothing thrown into slurmctld */
-		return 0;
-	}
+	});
 }

@@ -172,50 +172,34 @@ using namespace tidal::plugin::agents;
 
 extern "C" char *tidal_agent_log_drain(void)
 {
-	try {
-		Registry &r = reg();
-		std::lock_guard<std::mutex> g(r.mu);
+	return with_registry((char *)nullptr, [&](Registry &r) -> char * {
 		if (r.log.empty())
 			return nullptr;
 		char *p = c_string(r.log);
 		r.log.clear();
 		return p;
-	} catch (...) { /* nothing thrown into slurmctld */
-		return nullptr;
-	}
+	});
 }
 
 extern "C" int tidal_agent_live(const char *node, double now)
 {
-	try {
-		Registry &r = reg();
-		std::lock_guard<std::mutex> g(r.mu);
+	return with_registry(0, [&](Registry &r) -> int {
 		auto it = r.agents.find(node ? node : "");
 		return it != r.agents.end() &&
 		       now - it->second.last_seen <= 3 * it->second.heartbeat_s;
-	} catch (...) { /* nothing thrown into slurmctld */
-		return 0;
-	}
+	});
 }
 
 extern "C" uint64_t tidal_agent_checkpoint_step(uint32_t job)
 {
-	try {
-		Registry &r = reg();
-		std::lock_guard<std::mutex> g(r.mu);
+	return with_registry(uint64_t{ 0 }, [&](Registry &r) -> uint64_t {
 		auto it = r.jobs.find(job);
 		return it != r.jobs.end() ? it->second.step : 0;
-	} catch (...) {
-		return 0;
-	}
+	});
 }
 
 extern "C" void tidal_agent_note(uint32_t job, double now, const char *text)
 {
-	try {
-		Registry &r = reg();
-		std::lock_guard<std::mutex> g(r.mu);
-		note(r, job, now, text ? text : "");
-	} catch (...) {
-	}
+	with_registry(
+		[&](Registry &r) { note(r, job, now, text ? text : ""); });
 }

@@ -36,6 +36,8 @@
 #include <mutex>
 #include <string>
 
+#include "plugin/sched/c_api.h"
+
 namespace tidal::plugin::agents
 {
 
@@ -100,6 +102,25 @@ struct Registry {
 };
 /* The one registry; its MU guards all of it. */
 Registry &reg();
+
+/* F(the registry) with its lock held, for the C entry points: FALLBACK if
+ * anything throws, for nothing may unwind into slurmctld. */
+template <class R, class F> R with_registry(R fallback, F &&f) noexcept
+{
+	return guarded(fallback, [&]() -> R {
+		Registry &r = reg();
+		std::lock_guard<std::mutex> g(r.mu);
+		return f(r);
+	});
+}
+template <class F> void with_registry(F &&f) noexcept
+{
+	guarded([&] {
+		Registry &r = reg();
+		std::lock_guard<std::mutex> g(r.mu);
+		f(r);
+	});
+}
 
 double wall_now();
 /* T as whole seconds, within what a state line's %ld can hold. */
