@@ -53,62 +53,58 @@ json_object *parse_object(const std::string &text)
 	return o;
 }
 
+/* KEY's value in O; null if O is null, KEY is absent, or it is null. */
+static json_object *field(json_object *o, const char *key)
+{
+	json_object *v = nullptr;
+	return o && json_object_object_get_ex(o, key, &v) ? v : nullptr;
+}
+
+static bool is(json_object *v, json_type t)
+{
+	return v && json_object_is_type(v, t);
+}
+
 std::string get_str(json_object *o, const char *key, const std::string &dflt)
 {
-	json_object *v;
-	if (!o || !json_object_object_get_ex(o, key, &v) || !v)
-		return dflt;
-	return json_object_get_string(v);
+	json_object *v = field(o, key);
+	return v ? json_object_get_string(v) : dflt;
 }
 
 int64_t get_int(json_object *o, const char *key, int64_t dflt)
 {
-	json_object *v;
-	if (!o || !json_object_object_get_ex(o, key, &v) || !v)
-		return dflt;
-	return json_object_get_int64(v);
+	json_object *v = field(o, key);
+	return v ? json_object_get_int64(v) : dflt;
 }
 
 double get_num(json_object *o, const char *key, double dflt)
 {
-	json_object *v;
-	if (!o || !json_object_object_get_ex(o, key, &v) || !v)
-		return dflt;
-	return json_object_get_double(v);
+	json_object *v = field(o, key);
+	return v ? json_object_get_double(v) : dflt;
 }
 
 bool get_bool(json_object *o, const char *key, bool dflt)
 {
-	json_object *v;
-	if (!o || !json_object_object_get_ex(o, key, &v) || !v)
-		return dflt;
-	return json_object_get_boolean(v);
+	json_object *v = field(o, key);
+	return v ? json_object_get_boolean(v) : dflt;
 }
 
 std::string get_string(json_object *o, const char *key, const std::string &dflt)
 {
-	json_object *v;
-	if (!o || !json_object_object_get_ex(o, key, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return dflt;
-	return json_object_get_string(v);
+	json_object *v = field(o, key);
+	return is(v, json_type_string) ? json_object_get_string(v) : dflt;
 }
 
 int64_t get_integer(json_object *o, const char *key, int64_t dflt)
 {
-	json_object *v;
-	if (!o || !json_object_object_get_ex(o, key, &v) ||
-	    !json_object_is_type(v, json_type_int))
-		return dflt;
-	return json_object_get_int64(v);
+	json_object *v = field(o, key);
+	return is(v, json_type_int) ? json_object_get_int64(v) : dflt;
 }
 
 double get_number(json_object *o, const char *key, double dflt, bool *present)
 {
-	json_object *v;
-	bool ok = o && json_object_object_get_ex(o, key, &v) &&
-		  (json_object_is_type(v, json_type_double) ||
-		   json_object_is_type(v, json_type_int));
+	json_object *v = field(o, key);
+	bool ok = is(v, json_type_double) || is(v, json_type_int);
 	if (present)
 		*present = ok;
 	return ok ? json_object_get_double(v) : dflt;
