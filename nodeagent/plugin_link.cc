@@ -210,7 +210,7 @@ bool Agent::heartbeat(std::string *err)
 	if (!answered)
 		return true; /* unreachable: keep trying, nothing to redo */
 	HeartbeatReply hr;
-	if (!parse_heartbeat_reply(reply, &hr) || !hr.ok) {
+	if (!decode(reply, &hr) || !hr.ok) {
 		*err = hr.error;
 		return !hr.reregister;
 	}
@@ -219,7 +219,7 @@ bool Agent::heartbeat(std::string *err)
 	 * rotation, so that what it tells a restarting node stays true. */
 	for (const auto &[job, step] : hr.keep)
 		recorded(job, step);
-	for (const PluginCommand &c : hr.commands) {
+	for (const AgentCommand &c : hr.commands) {
 		{
 			std::lock_guard<std::mutex> g(mu_);
 			if (!commands_seen_.insert(c.id).second)

@@ -12,31 +12,6 @@ namespace tidal::agent
 
 using namespace tidal::wire;
 
-namespace
-{
-
-/* KEY of O as a JSON integer in [LO, HI]: RET 1 with *OUT, 0 if absent,
- * -1 if present but not such an integer. */
-int get_integer(json_object *o, const char *key, int64_t lo, int64_t hi,
-		int64_t *out)
-{
-	json_object *v;
-	if (!o || !json_object_object_get_ex(o, key, &v) || !v)
-		return 0;
-	if (json_object_get_type(v) != json_type_int)
-		return -1;
-	/* json-c clamps a literal beyond int64 to its limits. */
-	int64_t n = json_object_get_int64(v);
-	if (n < lo || n > hi)
-		return -1;
-	*out = n;
-	return 1;
-}
-
-constexpr int64_t kMaxJob = 4294967295LL; /* Slurm's job ids: uint32 */
-
-} /* namespace */
-
 bool parse_local_request(const std::string &line, LocalRequest *out,
 			 std::string *err)
 {
@@ -48,8 +23,8 @@ bool parse_local_request(const std::string &line, LocalRequest *out,
 	int64_t v = version_of(o), job = 0, step = 0;
 	out->op = get_str(o, "op");
 	out->peer = get_str(o, "peer");
-	int has_job = get_integer(o, "job", 1, kMaxJob, &job);
-	int has_step = get_integer(o, "step", 0, INT64_MAX, &step);
+	int has_job = get_integer_in(o, "job", 1, kMaxJobId, &job);
+	int has_step = get_integer_in(o, "step", 0, INT64_MAX, &step);
 	json_object_put(o);
 	if (v != 1) {
 		*err = "wire version " + std::to_string(v) +
@@ -81,8 +56,8 @@ bool parse_peer_request(const std::string &line, PeerRequest *out,
 	json_object *o = parse_object(line);
 	int64_t job = 0, step = 0;
 	out->op = get_str(o, "op");
-	int has_job = get_integer(o, "job", 1, kMaxJob, &job);
-	int has_step = get_integer(o, "step", 0, INT64_MAX, &step);
+	int has_job = get_integer_in(o, "job", 1, kMaxJobId, &job);
+	int has_step = get_integer_in(o, "step", 0, INT64_MAX, &step);
 	if (o)
 		json_object_put(o);
 	if ((out->op != "ckpt_get" && out->op != "ckpt_stat") ||
@@ -97,41 +72,6 @@ bool parse_peer_request(const std::string &line, PeerRequest *out,
 	return true;
 }
 
-bool parse_heartbeat_reply(const std::string &line, HeartbeatReply *out)
-{
-	*out = HeartbeatReply();
-	json_object *r = parse_object(line), *a;
-	if (!reply_ok(r, &out->error)) {
-		out->reregister = get_bool(r, "register");
-		if (r)
-			json_object_put(r);
-		return r != nullptr;
-	}
-	out->ok = true;
-	if (json_object_object_get_ex(r, "keep", &a) &&
-	    json_object_get_type(a) == json_type_array)
-		for (size_t i = 0; i < json_object_array_length(a); i++) {
-			json_object *k = json_object_array_get_idx(a, i);
-			int64_t job, step;
-			if (get_integer(k, "job", 1, kMaxJob, &job) > 0 &&
-			    get_integer(k, "step", 1, INT64_MAX, &step) > 0)
-				out->keep.emplace_back(job, step);
-		}
-	if (json_object_object_get_ex(r, "commands", &a) &&
-	    json_object_get_type(a) == json_type_array)
-		for (size_t i = 0; i < json_object_array_length(a); i++) {
-			json_object *c = json_object_array_get_idx(a, i);
-			int64_t id, job;
-			if (get_integer(c, "id", 1, INT64_MAX, &id) <= 0 ||
-			    get_integer(c, "job", 1, kMaxJob, &job) <= 0)
-				continue;
-			out->commands.push_back(
-				{(uint64_t)id, get_str(c, "op"), (uint64_t)job});
-		}
-	json_object_put(r);
-	return true;
-}
-
 bool parse_where_reply(const std::string &line, WhereReply *out,
 		       std::string *err)
 {
@@ -143,13 +83,13 @@ bool parse_where_reply(const std::string &line, WhereReply *out,
 		return false;
 	}
 	int64_t uid;
-	if (get_integer(r, "uid", 0, 4294967295LL, &uid) > 0)
+	if (get_integer_in(r, "uid", 0, 4294967295LL, &uid) > 0)
 		out->uid = uid;
 	auto add = [&](json_object *e) {
 		CkptHolder h;
 		int64_t step = 0;
 		h.node = get_str(e, "node");
-		if (get_integer(e, "step", 0, INT64_MAX, &step) < 0)
+		if (get_integer_in(e, "step", 0, INT64_MAX, &step) < 0)
 			h.problem = "no step for " + h.node;
 		h.step = (uint64_t)step;
 		std::string e_err;
@@ -176,11 +116,11 @@ bool parse_ckpt_header(json_object *hdr, uint64_t dflt_step, CkptHeader *out,
 		       std::string *err)
 {
 	int64_t step = (int64_t)dflt_step, bytes;
-	if (get_integer(hdr, "step", 0, INT64_MAX, &step) < 0) {
+	if (get_integer_in(hdr, "step", 0, INT64_MAX, &step) < 0) {
 		*err = "sent no valid step";
 		return false;
 	}
-	if (get_integer(hdr, "bytes", 0, INT64_MAX, &bytes) <= 0) {
+	if (get_integer_in(hdr, "bytes", 0, INT64_MAX, &bytes) <= 0) {
 		*err = "sent no size";
 		return false;
 	}

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "proto/messages.h"
 #include "proto/wire.h"
 
 namespace tidal::agent
@@ -43,21 +44,8 @@ struct PeerRequest {
 bool parse_peer_request(const std::string &line, PeerRequest *out,
 			std::string *err);
 
-/* The plugin's reply to node_heartbeat. */
-struct PluginCommand {
-	uint64_t id = 0;
-	std::string op;
-	uint64_t job = 0;
-};
-struct HeartbeatReply {
-	bool ok = false;
-	bool reregister = false; /* !ok: the plugin does not know us */
-	std::string error;       /* !ok */
-	std::vector<std::pair<uint64_t, uint64_t>> keep; /* job, step > 0 */
-	std::vector<PluginCommand> commands; /* id > 0, job > 0 */
-};
-/* RET false if LINE is not a JSON object (*OUT->error says so). */
-bool parse_heartbeat_reply(const std::string &line, HeartbeatReply *out);
+/* The plugin's reply to node_heartbeat: proto/messages.h's
+ * HeartbeatReply, read with wire::decode(). */
 
 /* The plugin's reply to ckpt_where: the nodes that hold one of the job's
  * checkpoints, newest first, each node once. */

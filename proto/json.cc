@@ -110,6 +110,22 @@ double get_number(json_object *o, const char *key, double dflt, bool *present)
 	return ok ? json_object_get_double(v) : dflt;
 }
 
+int get_integer_in(json_object *o, const char *key, int64_t lo, int64_t hi,
+		   int64_t *out)
+{
+	json_object *v = field(o, key);
+	if (!v)
+		return 0;
+	if (!is(v, json_type_int))
+		return -1;
+	/* json-c clamps a literal beyond int64 to its limits. */
+	int64_t n = json_object_get_int64(v);
+	if (n < lo || n > hi)
+		return -1;
+	*out = n;
+	return 1;
+}
+
 bool reply_ok(json_object *o, std::string *err)
 {
 	if (!o) {

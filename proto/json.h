@@ -49,6 +49,10 @@ std::string get_string(json_object *o, const char *key,
 int64_t get_integer(json_object *o, const char *key, int64_t dflt = 0);
 double get_number(json_object *o, const char *key, double dflt = 0,
 		  bool *present = nullptr);
+/* KEY as a JSON integer in [LO, HI]: RET 1 with *OUT, 0 if absent (or
+ * null), -1 if present but not such an integer. */
+int get_integer_in(json_object *o, const char *key, int64_t lo, int64_t hi,
+		   int64_t *out);
 /* The reply's "ok"; if false, *ERR = its "error" (or what is wrong). */
 bool reply_ok(json_object *o, std::string *err);
 /* One line, plain, with the trailing newline; takes O's reference. */

@@ -1,15 +1,16 @@
 /*
  * fuzz_agent_wire.cc - libFuzzer target for what tidald reads off the
- * wire (nodeagent/requests.h): the local socket's hello/fetch from
- * tidal-launch, a peer's ckpt_stat/ckpt_get, and the plugin's replies
- * (node_heartbeat's keep list and commands such as checkpoint_stop,
- * ckpt_where's holders, a ckpt_get header), plus parse_endpoint on every
- * holder address.
+ * wire (nodeagent/requests.h, proto/messages.h): the local socket's
+ * hello/fetch from tidal-launch, a peer's ckpt_stat/ckpt_get, and the
+ * plugin's replies (node_heartbeat's keep list and commands such as
+ * checkpoint_stop, ckpt_where's holders, a ckpt_get header), plus
+ * parse_endpoint on every holder address.
  *
  * Every parser gets the whole input as one line.  Refusing it is a normal
  * outcome; what a parser accepts must keep its promises (ids in range,
  * one holder per node), and an accepted request, written back as JSON,
- * must parse to the same thing.
+ * must parse to the same thing; a heartbeat reply, encoded again as the
+ * plugin would send it, must decode to the same thing.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -84,7 +85,7 @@ static void check_peer(const std::string &text)
 static void check_heartbeat(const std::string &text)
 {
 	HeartbeatReply r;
-	if (!parse_heartbeat_reply(text, &r)) {
+	if (!decode(text, &r)) {
 		if (r.ok || r.error.empty())
 			std::abort();
 		return;
@@ -97,8 +98,18 @@ static void check_heartbeat(const std::string &text)
 	for (const auto &[job, step] : r.keep)
 		if (job == 0 || job > kMaxJob || step == 0)
 			std::abort();
-	for (const PluginCommand &c : r.commands)
+	for (const AgentCommand &c : r.commands)
 		if (c.id == 0 || c.job == 0 || c.job > kMaxJob)
+			std::abort();
+	/* What the plugin would send of it reads back the same. */
+	HeartbeatReply back;
+	if (!decode(encode(r), &back) || back.ok != r.ok ||
+	    back.keep != r.keep || back.commands.size() != r.commands.size())
+		std::abort();
+	for (size_t i = 0; i < r.commands.size(); i++)
+		if (back.commands[i].id != r.commands[i].id ||
+		    back.commands[i].op != r.commands[i].op ||
+		    back.commands[i].job != r.commands[i].job)
 			std::abort();
 }
 

@@ -12,6 +12,7 @@
 #include "tests/unit/unit.h"
 
 using namespace tidal::agent;
+using namespace tidal::wire;
 
 static void test_local(void **state)
 {
@@ -63,7 +64,7 @@ static void test_peer(void **state)
 static void test_heartbeat_reply(void **state)
 {
 	HeartbeatReply r;
-	assert_true(parse_heartbeat_reply(
+	assert_true(decode(
 		"{\"ok\":true,\"commands\":[{\"id\":3,\"op\":\"checkpoint_stop\","
 		"\"job\":12},{\"id\":\"4\",\"op\":\"x\",\"job\":1}],"
 		"\"keep\":[{\"job\":12,\"step\":1200},{\"job\":12,\"step\":0}]}",
@@ -73,11 +74,11 @@ static void test_heartbeat_reply(void **state)
 	assert_string_equal(r.commands[0].op.c_str(), "checkpoint_stop");
 	assert_int_equal(r.keep.size(), 1);
 	assert_int_equal(r.keep[0].second, 1200);
-	assert_true(parse_heartbeat_reply(
+	assert_true(decode(
 		"{\"ok\":false,\"error\":\"no\",\"register\":true}", &r));
 	assert_false(r.ok);
 	assert_true(r.reregister);
-	assert_false(parse_heartbeat_reply("x", &r));
+	assert_false(decode("x", &r));
 }
 
 static void test_where_reply(void **state)

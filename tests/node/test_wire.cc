@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "proto/messages.h"
 #include "proto/wire.h"
 #include "proto/wire_c.h"
 
@@ -224,6 +225,47 @@ static void test_c_listener(void **state)
 	free(r);
 }
 
+/* The plugin encodes node_heartbeat's reply, tidald decodes it. */
+static void test_heartbeat_reply_round_trip(void **state)
+{
+	HeartbeatReply m;
+	m.ok = true;
+	m.commands = { { 7, "checkpoint_stop", 12 }, { 8, "checkpoint", 13 } };
+	m.keep = { { 12, 3000 } };
+	std::string line = encode(m);
+	assert_string_equal(
+		line.c_str(),
+		"{\"v\":1,\"ok\":true,\"commands\":[{\"id\":7,\"op\":"
+		"\"checkpoint_stop\",\"job\":12},{\"id\":8,\"op\":"
+		"\"checkpoint\",\"job\":13}],\"keep\":[{\"job\":12,"
+		"\"step\":3000}]}\n");
+	HeartbeatReply back;
+	assert_true(decode(line, &back));
+	assert_true(back.ok);
+	assert_int_equal(back.commands.size(), 2);
+	assert_int_equal(back.commands[1].id, 8);
+	assert_string_equal(back.commands[1].op.c_str(), "checkpoint");
+	assert_int_equal(back.commands[1].job, 13);
+	assert_true(back.keep == m.keep);
+
+	HeartbeatReply no;
+	no.error = "node n9 is not registered";
+	no.reregister = true;
+	assert_true(decode(encode(no), &back));
+	assert_false(back.ok);
+	assert_true(back.reregister);
+	assert_string_equal(back.error.c_str(), "node n9 is not registered");
+	assert_true(back.commands.empty() && back.keep.empty());
+	/* Entries outside the schema are dropped, not misread. */
+	assert_true(decode("{\"v\":1,\"ok\":true,\"commands\":[{\"id\":0,"
+			   "\"op\":\"x\",\"job\":1},{\"id\":1,\"op\":\"x\","
+			   "\"job\":4294967296}],\"keep\":[{\"job\":1,"
+			   "\"step\":\"5\"}]}",
+			   &back));
+	assert_true(back.ok && back.commands.empty() && back.keep.empty());
+	assert_false(decode("[]", &back));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -236,6 +278,7 @@ int main(void)
 		cmocka_unit_test(test_typed_access),
 		cmocka_unit_test(test_authinfo),
 		cmocka_unit_test(test_c_listener),
+		cmocka_unit_test(test_heartbeat_reply_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

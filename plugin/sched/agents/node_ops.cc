@@ -38,6 +38,7 @@
 #include "plugin/sched/c_api.h"
 #include "plugin/sched/engine.h"
 #include "proto/json.h"
+#include "proto/messages.h"
 
 namespace tidal::plugin::agents
 {
@@ -153,12 +154,15 @@ std::string do_register(Registry &r, json_object *q, const std::string &node,
 std::string do_heartbeat(Registry &r, json_object *q, const std::string &node,
 			 double now)
 {
+	wire::HeartbeatReply out;
 	auto it = r.agents.find(node);
-	if (it == r.agents.end())
-		return fail("node " + node +
-				    " is not registered (slurmctld "
-				    "restarted?): register first",
-			    true);
+	if (it == r.agents.end()) {
+		out.error = "node " + node +
+			    " is not registered (slurmctld restarted?): "
+			    "register first";
+		out.reregister = true;
+		return wire::encode(out);
+	}
 	AgentInfo &a = it->second;
 	a.last_seen = now;
 	a.ckpt_free = (uint64_t)wire::get_integer(q, "ckpt_free_bytes",
@@ -198,27 +202,19 @@ std::string do_heartbeat(Registry &r, json_object *q, const std::string &node,
 					wire::get_str(lc, "path"), now);
 		}
 	trim(r);
-	json_object *o = reply(true), *cmds = json_object_new_array();
+	out.ok = true;
 	for (auto &[id, c] : r.commands) {
 		if (c.node != node || c.sent || c.state)
 			continue;
-		json_object *e = json_object_new_object();
-		json_object_object_add(e, "id",
-				       json_object_new_int64((int64_t)id));
-		json_object_object_add(e, "op",
-				       json_object_new_string(c.op.c_str()));
-		json_object_object_add(e, "job", json_object_new_int64(c.job));
-		json_object_array_add(cmds, e);
+		out.commands.push_back({ id, c.op, c.job });
 		c.sent = true;
 		note(r, c.job, now,
 		     c.op + " delivered to " + node + "'s tidald");
 	}
-	json_object_object_add(o, "commands", cmds);
 	/* What this node must keep of the jobs running on it: the step the
 	 * saved state records as its newest (its trainer may rotate it away
 	 * otherwise, and after a restart this record would name a file that
 	 * is gone).  Older ones it may release. */
-	json_object *keep = json_object_new_array();
 	for (uint32_t job : here) {
 		auto ji = r.jobs.find(job);
 		if (ji == r.jobs.end())
@@ -226,14 +222,9 @@ std::string do_heartbeat(Registry &r, json_object *q, const std::string &node,
 		auto h = ji->second.held.find(node);
 		if (h == ji->second.held.end() || !h->second.saved)
 			continue;
-		json_object *e = json_object_new_object();
-		json_object_object_add(e, "job", json_object_new_int64(job));
-		json_object_object_add(
-			e, "step", json_object_new_int64((int64_t)h->second.saved));
-		json_object_array_add(keep, e);
+		out.keep.emplace_back(job, h->second.saved);
 	}
-	json_object_object_add(o, "keep", keep);
-	return wire::to_line(o);
+	return wire::encode(out);
 }
 
 std::string do_ack(Registry &r, json_object *q, const std::string &node,
