@@ -179,6 +179,13 @@ last_resume() { # the step E's newest generation resumed from (0: fresh)
 trains_past() { [ "$(newest_done)" -gt "$1" ] 2>/dev/null; }
 # D, if any, cancelled and E back at 4 GPUs on H, training.
 alive() { job_state "$1" | grep -qE '^(PENDING|CONFIGURING|RUNNING|REQUEUED|REQUEUE_HOLD|REQUEUE_FED|RESIZING|SUSPENDED)$'; }
+# kept JOB: alive, or on its way back: a job the policy preempts (requeues)
+# shows COMPLETING until its epilog is done, longer on a loaded machine;
+# lost only if it is not back within a minute.
+kept() {
+	alive "$1" ||
+		{ is_state "$1" COMPLETING && wait_for 60 alive "$1"; }
+}
 baseline() {
 	if ! alive "$e"; then # lost by the cell before: a new E
 		# Once it has ended, the plugin may still requeue it (killed,
@@ -263,8 +270,8 @@ cell() { # cell COMPONENT MOMENT
 		resumed=$(last_resume)
 		[ "${resumed:-0}" -ge "${s:-0}" ] || { ok=0; note="${note:+$note; }resumed from $resumed < $s"; }
 	fi
-	alive "$r" || { ok=0; note="${note:+$note; }R lost ($(job_state "$r"))"; }
-	alive "$e" || { ok=0; note="${note:+$note; }E lost ($(job_state "$e"))"; }
+	kept "$r" || { ok=0; note="${note:+$note; }R lost ($(job_state "$r"))"; }
+	kept "$e" || { ok=0; note="${note:+$note; }E lost ($(job_state "$e"))"; }
 	scontrol ping >/dev/null 2>&1 || { ok=0; note="${note:+$note; }slurmctld down"; }
 	after=$(wc -l <"$T/watch.out")
 	[ "$after" -eq "$before" ] || { ok=0; note="${note:+$note; }$(sed -n "$((before + 1))p" "$T/watch.out")"; }
