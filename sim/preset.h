@@ -114,9 +114,10 @@ Summary summarize(const RunResult &r, const MetricRules &rules);
 using Progress = std::function<void(long done, long total)>;
 
 /* What Preset::run does (one code path for "what if" and "do it", as
- * Slurm's cons_tres job_test() takes a mode).  Check: build the policy and read every parameter the
- * replay reads - no key may be read only later - then return an empty
- * result, with warnings if any; nothing is written.  Replay: also replay. */
+ * Slurm's cons_tres job_test() takes a mode).  Check: build the policy
+ * and read every parameter the replay reads - no key may be read only
+ * later - then return an empty result, with warnings if any; nothing is
+ * written.  Replay: also replay. */
 enum class RunMode { Check, Replay };
 
 class Preset {

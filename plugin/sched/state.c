@@ -11,8 +11,9 @@
  *   requeue JOB WHEN                      resize.c
  *   resize JOB GPUS NODES PHASE SET SINCE [CMD]   resize.c
  *   agentseq N / ckpt JOB STEP WHEN NODE ADDR PATH / agentcmd ...
- *                                         agents/persist.cc: checkpoint locations,
- *                                         unanswered agent commands
+ *                                         agents/persist.cc: checkpoint
+ *                                         locations, unanswered agent
+ *                                         commands
  *   seq N / memo JOB ...                  engine.cc
  *   end LINES FNV1A32                     completion marker, last
  *

@@ -86,7 +86,8 @@ $(FUZZ_BUILD)/obj/tests/emu/%.o: tests/emu/%.c
 FUZZ_OPTIONS_OBJ := $(FUZZ_BUILD)/obj/plugin/common/options.o
 # proto/json.o: in the engine's objects, and beside the node's where they
 # are linked without the engine.
-FUZZ_JSON_OBJ := $(FUZZ_BUILD)/obj/proto/json.o $(FUZZ_BUILD)/obj/proto/messages.o
+FUZZ_JSON_OBJ := $(FUZZ_BUILD)/obj/proto/json.o \
+	$(FUZZ_BUILD)/obj/proto/messages.o
 FUZZ_NODE_OBJ := $(addprefix $(FUZZ_BUILD)/obj/, nodeagent/requests.o \
 	proto/wire.o node/checkpoint.o)
 FUZZ_ENGINE_OBJ := $(addprefix $(FUZZ_BUILD)/obj/plugin/sched/, engine.o \
