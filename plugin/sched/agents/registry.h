@@ -100,6 +100,7 @@ struct Registry {
 	std::string log;
 	bool awaited_ack = false; /* a resize waits on it: cycle now */
 };
+
 /* The one registry; its MU guards all of it. */
 Registry &reg();
 
