@@ -49,16 +49,6 @@ namespace
 /* tidal_agent_on_awaited_ack()'s callback. */
 std::atomic<void (*)(void)> awaited_ack_wake{ nullptr };
 
-/* Whether an awaited ack came in since the last call (and forget it). */
-bool take_awaited_ack()
-{
-	Registry &r = reg();
-	std::lock_guard<std::mutex> g(r.mu);
-	bool w = r.awaited_ack;
-	r.awaited_ack = false;
-	return w;
-}
-
 /* "" if every count Q carries (job, id, step, bytes, free bytes) is an
  * integer in range, else what is wrong. */
 std::string bad_count(json_object *q)
@@ -227,8 +217,9 @@ std::string do_heartbeat(Registry &r, json_object *q, const std::string &node,
 	return wire::encode(out);
 }
 
+/* *AWAITED: whether a resize waits for this ack (its command is queued). */
 std::string do_ack(Registry &r, json_object *q, const std::string &node,
-		   double now)
+		   double now, bool *awaited)
 {
 	uint64_t id = (uint64_t)wire::get_integer(q, "id");
 	uint32_t job = (uint32_t)wire::get_integer(q, "job");
@@ -237,9 +228,8 @@ std::string do_ack(Registry &r, json_object *q, const std::string &node,
 		  json_object_get_boolean(okv);
 	/* An id nobody waits for any more (called off, or timed out): its
 	 * checkpoint still counts, nothing else is kept. */
-	bool awaited = r.commands.count(id) != 0;
-	Command gone, &c = awaited ? r.commands[id] : gone;
-	r.awaited_ack = r.awaited_ack || awaited;
+	*awaited = r.commands.count(id) != 0;
+	Command gone, &c = *awaited ? r.commands[id] : gone;
 	c.id = id;
 	c.job = job ? job : c.job;
 	c.node = node;
@@ -318,8 +308,10 @@ std::string do_where(Registry &r, json_object *q, int64_t uid)
 	return wire::to_line(o);
 }
 
+/* *WAKE: an ack came in that a resize waits for. */
 std::string handle(const char *request, uint32_t uid, bool admin,
-		   const char *peer, bool *mine, const char **refused)
+		   const char *peer, bool *mine, const char **refused,
+		   bool *wake)
 {
 	json_object *q = json_tokener_parse(request);
 	std::string op = wire::get_str(q, "op");
@@ -365,7 +357,7 @@ std::string handle(const char *request, uint32_t uid, bool admin,
 		else if (op == "node_heartbeat")
 			out = do_heartbeat(r, q, node, now);
 		else
-			out = do_ack(r, q, node, now);
+			out = do_ack(r, q, node, now, wake);
 	}
 	if (q)
 		json_object_put(q);
@@ -383,13 +375,15 @@ extern "C" char *tidal_agent_request(const char *request, uint32_t uid,
 				     const char **refused)
 {
 	try {
-		bool mine = false;
+		bool mine = false, wake_cycle = false;
 		const char *why = nullptr;
 		std::string out = handle(request ? request : "", uid,
-					 admin != 0, peer_host, &mine, &why);
+					 admin != 0, peer_host, &mine, &why,
+					 &wake_cycle);
 		if (refused)
 			*refused = why;
-		if (mine && take_awaited_ack())
+		/* After handle() let go of the registry's lock. */
+		if (wake_cycle)
 			if (void (*wake)(void) = awaited_ack_wake.load())
 				wake();
 		return mine ? c_string(out) : nullptr;

@@ -59,7 +59,6 @@ extern "C" void tidal_agent_clear(void)
 		r.jobs.clear();
 		r.next_id = 1;
 		r.log.clear();
-		r.awaited_ack = false;
 	});
 }
 

@@ -98,7 +98,6 @@ struct Registry {
 	std::map<uint32_t, JobInfo> jobs;
 	uint64_t next_id = 1;
 	std::string log;
-	bool awaited_ack = false; /* a resize waits on it: cycle now */
 };
 
 /* The one registry; its MU guards all of it. */
