@@ -241,6 +241,9 @@ Plan ElasticBaseline::decide(const Snapshot &snap)
 						       std::to_string(j.alloc)
 					     : std::string("at"))
 				 << " " << got << " GPUs";
+		else
+			clause() << (a == Action::Start ? "starts on " : "on ")
+				 << got << " GPUs";
 		Decision &d = plan.add(j.id, a, got, why.str());
 		d.at_rank(rank, ranked);
 		d.placement = a == Action::Keep ? j.placement : where[i];

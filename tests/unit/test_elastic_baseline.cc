@@ -89,6 +89,14 @@ static void test_fifo_keeps_earlier_job(void **)
 	assert_int_equal(decision(p, 2).action, Action::Hold);
 	assert_non_null(
 		strstr(decision(p, 2).reason.c_str(), "needs 32 GPUs, 0 free"));
+	assert_int_equal(decision(p, 2).rank, 2);
+	assert_int_equal(decision(p, 2).ranked, 2);
+
+	/* A rigid job says what it runs on, not only the policy's name. */
+	std::vector<Job> one = { job(3, 8, 5, 100) };
+	Plan q = make("elastic-fifo")->decide(snapshot(c, one, 10));
+	assert_string_equal(decision(q, 3).reason.c_str(),
+			    "elastic-fifo: starts on 8 GPUs");
 }
 
 /* D needs 100 s at 8 GPUs (rigid) with 50 s left: elastic-edf rejects
