@@ -238,7 +238,8 @@ Plan ElasticBaseline::decide(const Snapshot &snap)
 					     ? (got > j.alloc ? "grows"
 							      : "shrinks") +
 						       std::string(" from ") +
-						       std::to_string(j.alloc)
+						       std::to_string(j.alloc) +
+						       " to"
 					     : std::string("at"))
 				 << " " << got << " GPUs";
 		else
