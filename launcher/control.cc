@@ -148,19 +148,9 @@ void ControlServer::read_client(int fd, std::vector<Request> &out)
 		c.in.erase(0, nl + 1);
 		Request r;
 		r.client = fd;
-		json_object *o = json_tokener_parse(line.c_str());
-		json_object *op = nullptr;
-		if (!o || !json_object_is_type(o, json_type_object))
-			r.error = "request is not a JSON object";
-		else if (wire::version_of(o) != TIDAL_WIRE_VERSION)
-			r.error = "unsupported version: need \"v\":1";
-		else if (!json_object_object_get_ex(o, "op", &op) ||
-			 !json_object_is_type(op, json_type_string))
-			r.error = "no \"op\" string";
-		else
-			r.op = json_object_get_string(op);
-		if (o)
-			json_object_put(o);
+		wire::ControlRequest q;
+		if (wire::decode(line, &q, &r.error))
+			r.op = q.op;
 		out.push_back(r);
 	}
 	if (c.in.size() > kMaxLine)
@@ -177,7 +167,9 @@ void ControlServer::reply(int client, const std::string &line)
 {
 	if (!clients_.count(client))
 		return;
-	std::string m = line + "\n";
+	std::string m = line;
+	if (m.empty() || m.back() != '\n')
+		m += '\n';
 	if (send(client, m.data(), m.size(), MSG_NOSIGNAL) !=
 	    (ssize_t)m.size())
 		drop(client);

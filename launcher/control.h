@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "proto/messages.h"
 #include "proto/wire.h"
 
 namespace tidal::launch {
@@ -45,7 +46,8 @@ public:
 	void poll_fds(std::vector<pollfd> &fds) const;
 	/* Handle whatever FDS says is ready; append complete requests. */
 	void service(const std::vector<pollfd> &fds, std::vector<Request> &out);
-	/* Send LINE (one JSON object, no newline) to CLIENT, if still there. */
+	/* Send LINE (one JSON object, its newline optional) to CLIENT, if
+	 * still there. */
 	void reply(int client, const std::string &line);
 
 private:

@@ -127,7 +127,7 @@ private:
 	uint64_t step_ = 0;
 	double loss_ = 0, it_s_ = 0;
 	bool has_loss_ = false;
-	std::string stages_ = "{}";
+	wire::Stages stages_;
 	std::optional<double> gns_;
 	std::optional<Ckpt> last_ckpt_;
 

@@ -8,6 +8,7 @@
 #include "launcher/control.h"
 #include "launcher/launcher.h"
 #include "launcher/options.h"
+#include "proto/messages.h"
 
 #include <cerrno>
 #include <csignal>
@@ -28,9 +29,11 @@ int control_client(const tidal::launch::Options &o)
 	std::string sock = o.run_dir + "/" + o.node + "/launch-" + o.job +
 			   ".sock";
 	std::string reply, err;
-	if (!tidal::wire::unix_request(sock,
-				       "{\"v\":1,\"op\":\"" + o.ctl_op + "\"}",
-				       &reply, kCtlTimeoutS * 1000, &err)) {
+	if (!tidal::wire::unix_request(
+		    sock,
+		    tidal::wire::encode(
+			    tidal::wire::ControlRequest{ o.ctl_op }),
+		    &reply, kCtlTimeoutS * 1000, &err)) {
 		std::fprintf(stderr, "tidal-launch: error: %s\n", err.c_str());
 		return 1;
 	}

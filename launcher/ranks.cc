@@ -86,9 +86,12 @@ bool parse_event(const std::string &line, Event &out, std::string &err)
 		out.gns = g;
 	json_object *st;
 	if (json_object_object_get_ex(o, "stages", &st) && st &&
-	    json_object_is_type(st, json_type_object))
-		out.stages_json = json_object_to_json_string_ext(
-			st, JSON_C_TO_STRING_PLAIN);
+	    json_object_is_type(st, json_type_object)) {
+		out.stages.present = true;
+		out.stages.data = wire::get_number(st, "data");
+		out.stages.compute = wire::get_number(st, "compute");
+		out.stages.comm = wire::get_number(st, "comm");
+	}
 	out.path = wire::get_string(o, out.ev == "start" ? "resumed" : "path");
 	out.bytes = (uint64_t)wire::get_number(o, "bytes");
 	out.ms = wire::get_number(o, "ms");

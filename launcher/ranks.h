@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "proto/messages.h"
+
 namespace tidal::launch {
 
 /* One line of a trainer's event stream (tidal-train(1), EVENTS). */
@@ -30,7 +32,7 @@ struct Event {
 	double loss = 0;
 	bool has_loss = false;
 	double it_s = 0, samples_s = 0;
-	std::string stages_json = "{}"; /* kept verbatim for status */
+	wire::Stages stages; /* ms per step in each stage */
 	std::optional<double> gns;
 	std::string path;           /* ckpt: the .tck; start: resumed */
 	uint64_t bytes = 0;

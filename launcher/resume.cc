@@ -8,8 +8,8 @@
 #include "launcher/control.h"
 #include "launcher/log.h"
 #include "node/checkpoint.h"
+#include "proto/messages.h"
 
-#include <json.h>
 #include <sys/stat.h>
 
 #include <chrono>
@@ -34,70 +34,37 @@ bool exists(const std::string &p)
 	return stat(p.c_str(), &st) == 0;
 }
 
-/* One request to tidald; RET the parsed reply (caller puts it) or null
- * with ERR. */
-json_object *tidald_call(const std::string &sock, json_object *req,
-			 double timeout_s, std::string &err)
-{
-	std::string line = json_object_to_json_string_ext(
-		req, JSON_C_TO_STRING_PLAIN);
-	json_object_put(req);
-	std::string reply;
-	if (!wire::unix_request(sock, line, &reply, (int)(timeout_s * 1000),
-				&err))
-		return nullptr;
-	json_object *o = json_tokener_parse(reply.c_str());
-	json_object *ok;
-	if (!o || !json_object_object_get_ex(o, "ok", &ok)) {
-		err = sock + ": bad reply '" + reply + "'";
-		if (o)
-			json_object_put(o);
-		return nullptr;
-	}
-	if (!json_object_get_boolean(ok)) {
-		json_object *e;
-		err = sock + ": " +
-		      (json_object_object_get_ex(o, "error", &e) ?
-			       json_object_get_string(e) : "refused");
-		json_object_put(o);
-		return nullptr;
-	}
-	return o;
-}
-
-json_object *request(const char *op)
-{
-	return wire::new_message(op);
-}
-
 /* Ask tidald to make JOB's newest checkpoint available locally. */
 bool tidald_fetch(const std::string &sock, const std::string &job,
 		  Resume &out, std::string &err)
 {
-	json_object *r = request("fetch");
+	wire::LocalRequest q;
+	q.op = "fetch";
 	char *end;
-	long long id = std::strtoll(job.c_str(), &end, 10);
-	json_object_object_add(r, "job", *end ? json_object_new_string(
-							job.c_str()) :
-						json_object_new_int64(id));
-	json_object *o = tidald_call(sock, r, kFetchTimeoutS, err);
-	if (!o)
+	q.job = std::strtoull(job.c_str(), &end, 10);
+	if (job.empty() || *end || q.job == 0 ||
+	    q.job > (uint64_t)wire::kMaxJobId) {
+		err = "job '" + job + "' is not a Slurm job id (1 to " +
+		      std::to_string(wire::kMaxJobId) +
+		      "): tidald fetches by job id";
 		return false;
-	json_object *v;
-	if (json_object_object_get_ex(o, "path", &v))
-		out.path = json_object_get_string(v);
-	if (json_object_object_get_ex(o, "step", &v))
-		out.step = (uint64_t)json_object_get_int64(v);
-	out.from = json_object_object_get_ex(o, "from", &v) ?
-			   json_object_get_string(v) : "tidald";
+	}
+	std::string reply;
+	wire::FetchReply r;
+	if (!wire::unix_request(sock, wire::encode(q), &reply,
+				(int)(kFetchTimeoutS * 1000), &err))
+		return false;
+	if (!wire::decode(reply, &r) || !r.ok) {
+		err = sock + ": " +
+		      (r.error.empty() ? "bad reply '" + reply + "'" : r.error);
+		return false;
+	}
+	out.path = r.ckpt.path;
+	out.step = r.ckpt.step;
+	out.from = r.from.empty() ? "tidald" : r.from;
 	/* Corrupt newer ones it skipped, an unreachable newest one. */
-	if (json_object_object_get_ex(o, "warnings", &v) &&
-	    json_object_is_type(v, json_type_array))
-		for (size_t i = 0; i < json_object_array_length(v); i++)
-			note("warning: tidald: %s",
-			     json_object_get_string(
-				     json_object_array_get_idx(v, i)));
-	json_object_put(o);
+	for (const std::string &w : r.warnings)
+		note("warning: tidald: %s", w.c_str());
 	/* Trust, but verify: it is what the trainers will load. */
 	uint64_t step;
 	if (!ckpt::verify(out.path, &step, err))
@@ -119,17 +86,14 @@ std::string resolve_ckpt_root(const std::string &flag,
 	if (!flag.empty())
 		return flag;
 	if (exists(tidald_sock)) {
-		std::string err;
-		json_object *o = tidald_call(tidald_sock, request("hello"), 10,
-					     err);
-		json_object *v;
-		if (o && json_object_object_get_ex(o, "ckpt_dir", &v)) {
-			std::string d = json_object_get_string(v);
-			json_object_put(o);
-			return d;
-		}
-		if (o)
-			json_object_put(o);
+		std::string err, reply;
+		wire::LocalRequest q;
+		wire::HelloReply h;
+		q.op = "hello";
+		if (wire::unix_request(tidald_sock, wire::encode(q), &reply,
+				       10 * 1000, &err) &&
+		    wire::decode(reply, &h, &err) && !h.ckpt_dir.empty())
+			return h.ckpt_dir;
 		note("warning: tidald hello: %s; not using its checkpoint "
 		     "directory", err.c_str());
 	}

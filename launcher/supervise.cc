@@ -147,7 +147,7 @@ void Launcher::on_event(Rank &r, const Event &e)
 		loss_ = e.loss;
 		has_loss_ = e.has_loss;
 		it_s_ = e.it_s;
-		stages_ = e.stages_json;
+		stages_ = e.stages;
 		gns_ = e.gns;
 		note("step %llu loss %.4f, %.2f it/s, %.1f samples/s",
 		     (unsigned long long)e.step, e.loss, e.it_s, e.samples_s);
@@ -440,14 +440,12 @@ void Launcher::answer_pending(const std::string &error)
 
 std::string Launcher::ckpt_json(const Ckpt &c) const
 {
-	json_object *o = wire::ok_reply();
-	json_object_object_add(o, "step", json_object_new_int64(c.step));
-	json_object_object_add(o, "path", json_object_new_string(c.path.c_str()));
-	json_object_object_add(o, "bytes", json_object_new_int64(c.bytes));
-	json_object_object_add(o, "ms", json_object_new_double(c.ms));
-	std::string s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	json_object_put(o);
-	return s;
+	wire::CkptDone d;
+	d.ok = true;
+	d.ckpt = { c.step, c.path };
+	d.bytes = c.bytes;
+	d.ms = c.ms;
+	return wire::encode(d);
 }
 
 std::string Launcher::status_json() const
@@ -462,43 +460,26 @@ std::string Launcher::status_json() const
 			    state_ == State::Starting && generation_ > 0 ?
 				    "restarting" :
 				    "running";
-	json_object *o = wire::ok_reply();
-	auto add = [o](const char *k, json_object *v) {
-		json_object_object_add(o, k, v);
-	};
-	add("job", json_object_new_string(o_.job.c_str()));
-	add("node", json_object_new_string(o_.node.c_str()));
-	add("world", json_object_new_int(world_));
-	add("generation", json_object_new_int(generation_));
-	add("step", json_object_new_int64(step_));
-	add("loss", has_loss_ ? json_object_new_double(loss_) : nullptr);
-	add("it_s", json_object_new_double(it_s_));
-	add("stages", json_tokener_parse(stages_.c_str()));
-	add("gns", gns_ ? json_object_new_double(*gns_) : nullptr);
-	add("restarts_left",
-	    json_object_new_int(o_.restart_budget - restarts_used_));
-	json_object *lc = nullptr;
-	if (last_ckpt_) {
-		lc = json_object_new_object();
-		json_object_object_add(lc, "step",
-				       json_object_new_int64(last_ckpt_->step));
-		json_object_object_add(lc, "path", json_object_new_string(
-							   last_ckpt_->path.c_str()));
-	}
-	add("last_ckpt", lc);
-	add("state", json_object_new_string(state));
+	wire::LauncherStatus m;
+	m.job = o_.job;
+	wire::TrainStatus &s = m.status;
+	s.node = o_.node;
+	s.world = world_;
+	s.generation = generation_;
+	s.step = step_;
+	if (has_loss_)
+		s.loss = loss_;
+	s.it_s = it_s_;
+	s.stages = stages_;
+	s.gns = gns_;
+	s.restarts_left = o_.restart_budget - restarts_used_;
+	if (last_ckpt_)
+		s.last_ckpt = { last_ckpt_->step, last_ckpt_->path };
+	s.state = state;
 	/* Beyond those: this node's trainer processes. */
-	json_object *rs = json_object_new_array();
-	for (const Rank &r : ranks_) {
-		json_object *x = json_object_new_object();
-		json_object_object_add(x, "rank", json_object_new_int(r.global));
-		json_object_object_add(x, "pid", json_object_new_int(r.pid));
-		json_object_array_add(rs, x);
-	}
-	add("ranks", rs);
-	std::string s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	json_object_put(o);
-	return s;
+	for (const Rank &r : ranks_)
+		s.ranks.emplace_back(r.global, r.pid);
+	return wire::encode(m);
 }
 
 } /* namespace tidal::launch */

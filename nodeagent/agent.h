@@ -22,7 +22,9 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
+#include "proto/messages.h"
 #include "proto/wire.h"
 
 namespace tidal::agent
@@ -75,8 +77,8 @@ public:
 	/* A resize waits for STEP: pinned until the plugin's record passes
 	 * it. */
 	void pin_acked(uint64_t job, uint64_t step);
-	/* {"job":J,...} from each launcher's status; RET a JSON array. */
-	std::string launcher_status();
+	/* Each launcher's status, as a heartbeat's job entries. */
+	std::vector<wire::JobReport> launcher_status();
 	bool plugin_request(const std::string &req, std::string *reply,
 			    std::string *err, int timeout_ms = 5000,
 			    bool *sent = nullptr);

@@ -52,24 +52,16 @@ std::string found_line(const std::string &path, uint64_t step,
 		       const std::string &from, int64_t bytes, double ms,
 		       const std::vector<std::string> &warn = {})
 {
-	json_object *o = new_message();
-	json_object_object_add(o, "ok", json_object_new_boolean(1));
-	json_object_object_add(o, "path", json_object_new_string(path.c_str()));
-	json_object_object_add(o, "step", json_object_new_int64((int64_t)step));
-	json_object_object_add(o, "from", json_object_new_string(from.c_str()));
+	FetchReply r;
+	r.ok = true;
+	r.ckpt = { step, path };
+	r.from = from;
 	if (bytes >= 0) {
-		json_object_object_add(o, "bytes",
-				       json_object_new_int64(bytes));
-		json_object_object_add(o, "ms", json_object_new_double(ms));
+		r.bytes = (uint64_t)bytes;
+		r.ms = ms;
 	}
-	if (!warn.empty()) {
-		json_object *a = json_object_new_array();
-		for (const std::string &w : warn)
-			json_object_array_add(a,
-					      json_object_new_string(w.c_str()));
-		json_object_object_add(o, "warnings", a);
-	}
-	return to_line(o);
+	r.warnings = warn;
+	return encode(r);
 }
 
 /* A node that holds (or held) one of JOB's checkpoints; its step as the
@@ -83,10 +75,8 @@ using Where = WhereReply;
 /* Ask the plugin where JOB's checkpoints are; RET false with *ERR. */
 static bool ask_where(Agent &a, uint64_t job, Where *w, std::string *err)
 {
-	json_object *q = new_message("ckpt_where");
-	json_object_object_add(q, "job", json_object_new_int64((int64_t)job));
 	std::string reply;
-	return a.plugin_request(to_line(q), &reply, err) &&
+	return a.plugin_request(encode(CkptWhere{ job }), &reply, err) &&
 	       parse_where_reply(reply, w, err);
 }
 
@@ -109,8 +99,8 @@ struct PeerReply {
 	}
 };
 
-/* MUNGE-authenticated REQ to H; RET true with an ok header in *P, or
- * false with *ERR. */
+/* MUNGE-authenticated REQ (one line with its newline) to H; RET true
+ * with an ok header in *P, or false with *ERR. */
 static bool peer_ask(const Options &opt, const Holder &h, const std::string &req,
 		     PeerReply *p, std::string *err)
 {
@@ -119,7 +109,7 @@ static bool peer_ask(const Options &opt, const Holder &h, const std::string &req
 	    (p->fd = tcp_connect(h.addr, 5000, err)) < 0)
 		return false;
 	p->rd = std::make_unique<Reader>(p->fd);
-	if (!write_all(p->fd, cred + "\n" + req + "\n") ||
+	if (!write_all(p->fd, cred + "\n" + req) ||
 	    !p->rd->line(&line, 30000, 64 * 1024) ||
 	    !(p->hdr = parse_object(line))) {
 		*err = "no reply from " + h.addr.str();
@@ -132,12 +122,12 @@ static bool peer_ask(const Options &opt, const Holder &h, const std::string &req
 static void stat_holder(const Options &opt, uint64_t job, Holder *h)
 {
 	PeerReply p;
-	if (!peer_ask(opt, *h,
-		      "{\"v\":1,\"op\":\"ckpt_stat\",\"job\":" +
-			      std::to_string(job) + "}",
-		      &p, &h->problem))
+	CkptOffer o;
+	if (!peer_ask(opt, *h, encode(PeerRequest{ "ckpt_stat", job, 0 }), &p,
+		      &h->problem))
 		return;
-	h->step = (uint64_t)get_int(p.hdr, "step");
+	if (decode(p.hdr, &o, h->step, &h->problem))
+		h->step = o.step;
 }
 
 /* ckpt_get of JOB's step H.step (or newer) from H into this node's ROOT;
@@ -147,15 +137,12 @@ static std::string copy_from(const Options &opt, uint64_t job,
 {
 	auto t0 = std::chrono::steady_clock::now();
 	PeerReply p;
-	if (!peer_ask(opt, h,
-		      "{\"v\":1,\"op\":\"ckpt_get\",\"job\":" +
-			      std::to_string(job) + ",\"step\":" +
-			      std::to_string(h.step) + "}",
+	if (!peer_ask(opt, h, encode(PeerRequest{ "ckpt_get", job, h.step }),
 		      &p, err))
 		return "";
 	std::string path;
-	CkptHeader hdr;
-	if (!parse_ckpt_header(p.hdr, h.step, &hdr, err)) {
+	CkptOffer hdr;
+	if (!decode(p.hdr, &hdr, h.step, err)) {
 		*err = h.addr.str() + " " + *err;
 		return "";
 	}

@@ -35,18 +35,19 @@ namespace tidal::agent
 
 using namespace tidal::wire;
 
-static json_object *new_request(const char *op, const std::string &node)
-{
-	json_object *o = new_message(op);
-	json_object_object_add(o, "node", json_object_new_string(node.c_str()));
-	return o;
-}
-
 bool Agent::plugin_request(const std::string &req, std::string *reply,
 			   std::string *err, int timeout_ms, bool *sent)
 {
 	return munge_request(opt_.plugin, opt_.munge_socket, req, reply,
 			     timeout_ms, err, sent);
+}
+
+/* O as plain JSON text; takes O's reference. */
+static std::string to_text(json_object *o)
+{
+	std::string s = to_line(o);
+	s.pop_back();
+	return s;
 }
 
 /* The node's hwloc/verbs summary (node/topo.h); {} if hwloc fails.
@@ -97,24 +98,19 @@ static json_object *fabric_report(size_t hcas)
 
 bool Agent::register_node(std::string *err)
 {
-	json_object *o = new_request("node_register", opt_.node);
-	json_object_object_add(o, "addr",
-			       json_object_new_string(addr().c_str()));
-	json_object_object_add(o, "agent_version",
-			       json_object_new_string(TIDALD_VERSION));
-	json_object_object_add(o, "ckpt_dir",
-			       json_object_new_string(opt_.ckpt_dir.c_str()));
-	json_object_object_add(
-		o, "ckpt_free_bytes",
-		json_object_new_int64((int64_t)free_bytes(opt_.ckpt_dir)));
-	json_object_object_add(o, "heartbeat_s",
-			       json_object_new_double(opt_.heartbeat));
+	NodeRegister m;
+	m.node = opt_.node;
+	m.addr = addr();
+	m.agent_version = TIDALD_VERSION;
+	m.ckpt_dir = opt_.ckpt_dir;
+	m.ckpt_free_bytes = free_bytes(opt_.ckpt_dir);
+	m.heartbeat_s = opt_.heartbeat;
 	size_t hcas;
-	json_object_object_add(o, "topology", topology(opt_, &hcas));
+	m.topology = to_text(topology(opt_, &hcas));
 	if (json_object *f = fabric_report(hcas))
-		json_object_object_add(o, "fabric", f);
+		m.fabric = to_text(f);
 	std::string reply;
-	if (!plugin_request(to_line(o), &reply, err))
+	if (!plugin_request(encode(m), &reply, err))
 		return false;
 	json_object *r = parse_object(reply);
 	bool ok = reply_ok(r, err);
@@ -123,36 +119,29 @@ bool Agent::register_node(std::string *err)
 	return ok;
 }
 
-/* A launcher's status reply as a heartbeat job entry (its fields as they
- * are, less the envelope), or NULL. */
-static json_object *job_entry(const std::string &sock, uint64_t job)
+/* A launcher's status as a heartbeat job entry; false if it is gone. */
+static bool job_entry(const std::string &sock, uint64_t job, JobReport *e)
 {
 	std::string reply, err;
-	if (!unix_request(sock, "{\"v\":1,\"op\":\"status\"}", &reply, 2000,
-			  &err))
-		return nullptr; /* gone: its job ended, or not up yet */
+	if (!unix_request(sock, encode(ControlRequest{ "status" }), &reply,
+			  2000, &err))
+		return false; /* gone: its job ended, or not up yet */
 	json_object *r = parse_object(reply);
 	if (!r)
-		return nullptr;
-	json_object *e = json_object_new_object();
-	json_object_object_add(e, "job", json_object_new_int64((int64_t)job));
-	json_object_object_foreach(r, k, v)
-	{
-		if (!std::strcmp(k, "v") || !std::strcmp(k, "ok") ||
-		    !std::strcmp(k, "job"))
-			continue;
-		json_object_object_add(e, k, json_object_get(v));
-	}
-	if (!get_bool(r, "ok"))
-		json_object_object_add(e, "state",
-				       json_object_new_string("unknown"));
+		return false;
 	json_object_put(r);
-	return e;
+	LauncherStatus s;
+	e->job = job;
+	if (decode(reply, &s, &err))
+		e->status = s.status;
+	else
+		e->status.state = "unknown";
+	return true;
 }
 
-std::string Agent::launcher_status()
+std::vector<JobReport> Agent::launcher_status()
 {
-	json_object *jobs = json_object_new_array();
+	std::vector<JobReport> jobs;
 	DIR *d = opendir(node_dir().c_str());
 	while (d) {
 		struct dirent *e = readdir(d);
@@ -161,50 +150,39 @@ std::string Agent::launcher_status()
 		unsigned long long job;
 		char tail[8] = "";
 		if (std::sscanf(e->d_name, "launch-%llu%7s", &job, tail) != 2 ||
-		    std::strcmp(tail, ".sock"))
+		    std::strcmp(tail, ".sock") || job == 0 ||
+		    job > (unsigned long long)kMaxJobId)
 			continue;
-		if (json_object *j =
-			    job_entry(node_dir() + "/" + e->d_name, job))
-			json_object_array_add(jobs, j);
+		JobReport j;
+		if (job_entry(node_dir() + "/" + e->d_name, job, &j))
+			jobs.push_back(j);
 	}
 	if (d)
 		closedir(d);
-	std::string s = json_object_to_json_string_ext(
-		jobs, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	json_object_put(jobs);
-	return s;
+	return jobs;
 }
 
 bool Agent::heartbeat(std::string *err)
 {
-	json_object *o = new_request("node_heartbeat", opt_.node);
-	json_object *jobs = json_tokener_parse(launcher_status().c_str());
+	NodeHeartbeat m;
+	m.node = opt_.node;
+	m.jobs = launcher_status();
+	m.ckpt_free_bytes = free_bytes(opt_.ckpt_dir);
+	m.heartbeat_s = opt_.heartbeat;
 	/* Each job's newest complete checkpoint here, pinned before the
 	 * report leaves (pins.cc): what the plugin records stays true. */
 	std::vector<std::pair<uint64_t, uint64_t>> reported;
-	for (size_t i = 0; jobs && i < json_object_array_length(jobs); i++) {
-		json_object *e = json_object_array_get_idx(jobs, i);
-		uint64_t job = (uint64_t)get_int(e, "job"), step;
+	for (JobReport &e : m.jobs) {
 		std::string path;
-		if (!job || !(step = pin_for_report(job, &path)))
-			continue;
-		json_object *lc = json_object_new_object();
-		json_object_object_add(lc, "step",
-				       json_object_new_int64((int64_t)step));
-		json_object_object_add(lc, "path",
-				       json_object_new_string(path.c_str()));
-		json_object_object_add(e, "last_ckpt", lc);
-		reported.emplace_back(job, step);
+		uint64_t step = pin_for_report(e.job, &path);
+		if (!step)
+			continue; /* the launcher's own stands */
+		e.status.last_ckpt = { step, path };
+		reported.emplace_back(e.job, step);
 	}
-	json_object_object_add(o, "jobs", jobs);
-	json_object_object_add(
-		o, "ckpt_free_bytes",
-		json_object_new_int64((int64_t)free_bytes(opt_.ckpt_dir)));
-	json_object_object_add(o, "heartbeat_s",
-			       json_object_new_double(opt_.heartbeat));
 	std::string reply;
 	bool sent;
-	bool answered = plugin_request(to_line(o), &reply, err, 5000, &sent);
+	bool answered = plugin_request(encode(m), &reply, err, 5000, &sent);
 	for (const auto &[job, step] : reported)
 		report_done(job, step, sent);
 	if (!answered)
@@ -231,71 +209,60 @@ bool Agent::heartbeat(std::string *err)
 	return true;
 }
 
-/* Ask the launcher of JOB for OP; fill the ack A. */
+/* Ask the launcher at SOCK for OP; fill the ack A. */
 static void ask_launcher(const std::string &sock, const std::string &op,
-			 json_object *a)
+			 NodeAck *a)
 {
 	std::string reply, err;
-	std::string req = "{\"v\":1,\"op\":\"" + op + "\"}";
+	CkptDone done;
 	/* A checkpoint of a big model to a slow disk takes a while; the
 	 * plugin's CheckpointTimeout bounds the resize anyway. */
-	bool ok = unix_request(sock, req, &reply, 3600 * 1000, &err);
-	json_object *r = ok ? parse_object(reply) : nullptr;
-	if (ok)
-		ok = reply_ok(r, &err);
-	json_object_object_add(a, "ok", json_object_new_boolean(ok));
-	if (ok) {
-		for (const char *k : { "step", "path", "bytes", "ms" }) {
-			json_object *v;
-			if (json_object_object_get_ex(r, k, &v))
-				json_object_object_add(a, k,
-						       json_object_get(v));
-		}
-	} else {
-		json_object_object_add(a, "error",
-				       json_object_new_string(err.c_str()));
-	}
-	if (r)
-		json_object_put(r);
+	if (!unix_request(sock, encode(ControlRequest{ op }), &reply,
+			  3600 * 1000, &err))
+		done.error = err;
+	else if (!decode(reply, &done))
+		done.error = "launcher's reply is not a JSON object";
+	a->ok = done.ok;
+	a->ckpt = done.ckpt;
+	a->bytes = done.bytes;
+	a->ms = done.ms;
+	a->error = done.error;
 }
 
 void Agent::run_command(uint64_t id, const std::string &op, uint64_t job)
 {
 	std::string sock =
 		node_dir() + "/launch-" + std::to_string(job) + ".sock";
-	json_object *a = new_request("node_ack", opt_.node);
-	json_object_object_add(a, "id", json_object_new_int64((int64_t)id));
-	json_object_object_add(a, "job", json_object_new_int64((int64_t)job));
+	NodeAck a;
+	a.node = opt_.node;
+	a.id = id;
+	a.job = job;
 	auto t0 = std::chrono::steady_clock::now();
 	if (op != "checkpoint" && op != "checkpoint_stop") {
-		json_object_object_add(a, "ok", json_object_new_boolean(0));
-		json_object_object_add(
-			a, "error",
-			json_object_new_string(
-				("unknown command '" + op + "'").c_str()));
+		a.error = "unknown command '" + op + "'";
 	} else {
 		logf("command %llu: %s of job %llu via %s",
 		     (unsigned long long)id, op.c_str(),
 		     (unsigned long long)job, sock.c_str());
-		ask_launcher(sock, op, a);
+		ask_launcher(sock, op, &a);
 	}
 	double secs = std::chrono::duration<double>(
 			      std::chrono::steady_clock::now() - t0)
 			      .count();
-	if (get_bool(a, "ok")) {
+	if (a.ok) {
 		/* Pinned before the plugin hears of it: a resize waits for
 		 * exactly this checkpoint. */
-		pin_acked(job, (uint64_t)get_int(a, "step"));
-		logf("command %llu: job %llu checkpointed at step %lld in %.2f "
+		pin_acked(job, a.ckpt.step);
+		logf("command %llu: job %llu checkpointed at step %llu in %.2f "
 		     "s: %s",
 		     (unsigned long long)id, (unsigned long long)job,
-		     (long long)get_int(a, "step"), secs,
-		     get_str(a, "path").c_str());
+		     (unsigned long long)a.ckpt.step, secs,
+		     a.ckpt.path.c_str());
 	} else
 		logf("command %llu: %s of job %llu failed: %s",
 		     (unsigned long long)id, op.c_str(),
-		     (unsigned long long)job, get_str(a, "error").c_str());
-	std::string req = to_line(a), reply, err;
+		     (unsigned long long)job, a.error.c_str());
+	std::string req = encode(a), reply, err;
 	for (int tries = 0; tries < 30 && !stop_; tries++) {
 		if (plugin_request(req, &reply, &err)) {
 			json_object *r = parse_object(reply);

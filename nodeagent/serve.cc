@@ -87,20 +87,13 @@ std::string Agent::handle_local(const std::string &req, uid_t uid)
 {
 	LocalRequest q;
 	std::string err;
-	if (!parse_local_request(req, &q, &err)) {
+	if (!decode(req, &q, &err)) {
 		logf("local: uid %u: bad request refused: %s", (unsigned)uid,
 		     err.c_str());
 		return error_line(err);
 	}
-	if (q.op == "hello") {
-		json_object *r = ok_reply();
-		json_object_object_add(
-			r, "node", json_object_new_string(opt_.node.c_str()));
-		json_object_object_add(
-			r, "ckpt_dir",
-			json_object_new_string(opt_.ckpt_dir.c_str()));
-		return to_line(r);
-	}
+	if (q.op == "hello")
+		return encode(HelloReply{ opt_.node, opt_.ckpt_dir });
 	return fetch(q.job, q.peer, q.step, uid);
 }
 
@@ -172,11 +165,7 @@ static std::string stat_ckpt(const Options &opt, uint64_t job)
 	if (!f || stat(f->path.c_str(), &st))
 		return error_line("no complete checkpoint of job " +
 				  std::to_string(job) + " on " + opt.node);
-	json_object *r = ok_reply();
-	json_object_object_add(r, "step",
-			       json_object_new_int64((int64_t)f->step));
-	json_object_object_add(r, "bytes", json_object_new_int64(st.st_size));
-	return to_line(r);
+	return encode(CkptOffer{ f->step, (uint64_t)st.st_size, "" });
 }
 
 /* Send JOB's checkpoint STEP (or the newest newer one; 0 = newest) on
@@ -192,14 +181,10 @@ static void send_ckpt(int fd, const Options &opt, uint64_t job, uint64_t step,
 		return;
 	}
 	std::string tck = ckpt_file(opt.ckpt_dir, job, step, ".tck");
-	json_object *h = ok_reply();
-	json_object_object_add(h, "bytes", json_object_new_int64(st.st_size));
-	json_object_object_add(
-		h, "name",
-		json_object_new_string(tck.substr(tck.rfind('/') + 1).c_str()));
-	json_object_object_add(h, "step", json_object_new_int64((int64_t)step));
+	CkptOffer h{ step, (uint64_t)st.st_size,
+		     tck.substr(tck.rfind('/') + 1) };
 	auto t0 = std::chrono::steady_clock::now();
-	bool ok = write_all(fd, to_line(h));
+	bool ok = write_all(fd, encode(h));
 	off_t off = 0;
 	while (ok && off < st.st_size) {
 		ssize_t n = sendfile(fd, in, &off, st.st_size - off);
@@ -243,7 +228,7 @@ void Agent::serve_peer(int fd)
 		return;
 	}
 	PeerRequest q;
-	if (!parse_peer_request(req, &q, &err)) {
+	if (!decode(req, &q, &err)) {
 		logf("peer %s: uid %u: bad request refused: %s", who.c_str(),
 		     (unsigned)uid, err.c_str());
 		write_all(fd, error_line(err));

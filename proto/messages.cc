@@ -1,6 +1,6 @@
 /*
- * messages.cc - encoders and decoders of the shared messages (see
- * messages.h).
+ * messages.cc - encoders and decoders of the wire's messages (see
+ * messages.h for the schemas).
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -8,54 +8,323 @@
 
 #include <json.h>
 
+#include <cmath>
+
 namespace tidal::wire
 {
 
-std::string encode(const HeartbeatReply &m)
+namespace
 {
-	json_object *o = new_message();
-	json_object_object_add(o, "ok", json_object_new_boolean(m.ok));
-	if (!m.ok) {
-		json_object_object_add(o, "error",
-				       json_object_new_string(m.error.c_str()));
-		if (m.reregister)
-			json_object_object_add(o, "register",
-					       json_object_new_boolean(1));
-		return to_line(o);
+
+/* ---- writing ---- */
+
+void put(json_object *o, const char *k, json_object *v)
+{
+	json_object_object_add(o, k, v);
+}
+void put_str(json_object *o, const char *k, const std::string &v)
+{
+	put(o, k, json_object_new_string(v.c_str()));
+}
+void put_int(json_object *o, const char *k, int64_t v)
+{
+	put(o, k, json_object_new_int64(v));
+}
+void put_num(json_object *o, const char *k, double v)
+{
+	put(o, k, json_object_new_double(v));
+}
+/* TEXT, a JSON object carried as text; {} if it is not one. */
+json_object *object_of(const std::string &text)
+{
+	json_object *o = parse_object(text);
+	return o ? o : json_object_new_object();
+}
+json_object *reply(bool ok, const std::string &error)
+{
+	if (!ok) {
+		json_object *o = new_message();
+		put(o, "ok", json_object_new_boolean(0));
+		put_str(o, "error", error);
+		return o;
 	}
-	json_object *cmds = json_object_new_array();
-	for (const AgentCommand &c : m.commands) {
-		json_object *e = json_object_new_object();
-		json_object_object_add(e, "id",
-				       json_object_new_int64((int64_t)c.id));
-		json_object_object_add(e, "op",
-				       json_object_new_string(c.op.c_str()));
-		json_object_object_add(e, "job",
-				       json_object_new_int64((int64_t)c.job));
-		json_object_array_add(cmds, e);
-	}
-	json_object_object_add(o, "commands", cmds);
-	json_object *keep = json_object_new_array();
-	for (const auto &[job, step] : m.keep) {
-		json_object *e = json_object_new_object();
-		json_object_object_add(e, "job",
-				       json_object_new_int64((int64_t)job));
-		json_object_object_add(e, "step",
-				       json_object_new_int64((int64_t)step));
-		json_object_array_add(keep, e);
-	}
-	json_object_object_add(o, "keep", keep);
-	return to_line(o);
+	return ok_reply();
+}
+json_object *ckpt_ref(const CkptRef &c)
+{
+	json_object *o = json_object_new_object();
+	put_int(o, "step", (int64_t)c.step);
+	put_str(o, "path", c.path);
+	return o;
 }
 
+/* ---- reading ---- */
+
 /* KEY's JSON array in O, or null. */
-static json_object *array(json_object *o, const char *key)
+json_object *array(json_object *o, const char *key)
 {
 	json_object *a;
 	return json_object_object_get_ex(o, key, &a) &&
 			       json_object_is_type(a, json_type_array)
 		       ? a
 		       : nullptr;
+}
+/* KEY's JSON object in O, or null. */
+json_object *object(json_object *o, const char *key)
+{
+	json_object *a;
+	return json_object_object_get_ex(o, key, &a) &&
+			       json_object_is_type(a, json_type_object)
+		       ? a
+		       : nullptr;
+}
+/* KEY as an integer in [0, HI], else DFLT (absent, or any other value). */
+uint64_t count(json_object *o, const char *key, int64_t hi = INT64_MAX,
+	       uint64_t dflt = 0)
+{
+	int64_t v;
+	return get_integer_in(o, key, 0, hi, &v) > 0 ? (uint64_t)v : dflt;
+}
+/* KEY as a finite number, or nothing. */
+std::optional<double> number(json_object *o, const char *key)
+{
+	bool has;
+	double v = get_number(o, key, 0, &has);
+	if (!has || !std::isfinite(v))
+		return std::nullopt;
+	return v;
+}
+double num(json_object *o, const char *key, double dflt = 0)
+{
+	return number(o, key).value_or(dflt);
+}
+/* KEY is JSON true. */
+bool is_true(json_object *o, const char *key)
+{
+	json_object *v;
+	return json_object_object_get_ex(o, key, &v) &&
+	       json_object_is_type(v, json_type_boolean) &&
+	       json_object_get_boolean(v);
+}
+CkptRef ckpt_ref_of(json_object *o)
+{
+	CkptRef c;
+	if (o) {
+		c.step = count(o, "step");
+		c.path = get_string(o, "path");
+	}
+	return c;
+}
+
+/*
+ * The counts a node op may carry: present means an integer in range.
+ * "" if they are, else the rule broken.
+ */
+std::string bad_count(json_object *q)
+{
+	static const struct {
+		const char *key;
+		int64_t max;
+	} keys[] = { { "job", kMaxJobId },
+		     { "id", INT64_MAX },
+		     { "step", INT64_MAX },
+		     { "bytes", INT64_MAX },
+		     { "ckpt_free_bytes", INT64_MAX } };
+	for (const auto &k : keys) {
+		int64_t v;
+		if (get_integer_in(q, k.key, 0, k.max, &v) < 0)
+			return std::string("\"") + k.key +
+			       "\" must be an integer from 0 to " +
+			       std::to_string(k.max);
+	}
+	return "";
+}
+
+/* Parse LINE and decode it as a T; RET false with *ERR. */
+template <typename T>
+bool decode_line(const std::string &line, T *out, std::string *err)
+{
+	json_object *o = parse_object(line);
+	if (!o) {
+		*err = "request is not a JSON object";
+		return false;
+	}
+	bool ok = decode(o, out, err);
+	json_object_put(o);
+	return ok;
+}
+
+} /* namespace */
+
+/* ---- tidald -> sched/tidal ---- */
+
+std::string encode(const NodeRegister &m)
+{
+	json_object *o = new_message("node_register");
+	put_str(o, "node", m.node);
+	put_str(o, "addr", m.addr);
+	put_str(o, "agent_version", m.agent_version);
+	put_str(o, "ckpt_dir", m.ckpt_dir);
+	put_int(o, "ckpt_free_bytes", (int64_t)m.ckpt_free_bytes);
+	put_num(o, "heartbeat_s", m.heartbeat_s);
+	put(o, "topology", object_of(m.topology));
+	if (!m.fabric.empty())
+		put(o, "fabric", object_of(m.fabric));
+	return to_line(o);
+}
+
+bool decode(json_object *o, NodeRegister *out, std::string *err)
+{
+	*out = NodeRegister();
+	if ((*err = bad_count(o)) != "")
+		return false;
+	out->node = get_string(o, "node");
+	out->addr = get_string(o, "addr");
+	out->agent_version = get_string(o, "agent_version");
+	out->ckpt_dir = get_string(o, "ckpt_dir");
+	out->ckpt_free_bytes = count(o, "ckpt_free_bytes");
+	out->heartbeat_s = num(o, "heartbeat_s", 10);
+	if (json_object *t = object(o, "topology"))
+		out->topology = json_object_to_json_string_ext(
+			t, JSON_C_TO_STRING_PLAIN);
+	if (json_object *f = object(o, "fabric"))
+		out->fabric = json_object_to_json_string_ext(
+			f, JSON_C_TO_STRING_PLAIN);
+	return true;
+}
+
+static void put_status(json_object *o, const TrainStatus &s)
+{
+	put_str(o, "node", s.node);
+	put_int(o, "world", s.world);
+	put_int(o, "generation", s.generation);
+	put_int(o, "step", (int64_t)s.step);
+	put(o, "loss", s.loss ? json_object_new_double(*s.loss) : nullptr);
+	put_num(o, "it_s", s.it_s);
+	if (s.stages.present) {
+		json_object *st = json_object_new_object();
+		put_num(st, "data", s.stages.data);
+		put_num(st, "compute", s.stages.compute);
+		put_num(st, "comm", s.stages.comm);
+		put(o, "stages", st);
+	}
+	put(o, "gns", s.gns ? json_object_new_double(*s.gns) : nullptr);
+	put_int(o, "restarts_left", s.restarts_left);
+	put(o, "last_ckpt",
+	    s.last_ckpt.step || !s.last_ckpt.path.empty()
+		    ? ckpt_ref(s.last_ckpt)
+		    : nullptr);
+	put_str(o, "state", s.state);
+	json_object *rs = json_object_new_array();
+	for (const auto &[rank, pid] : s.ranks) {
+		json_object *x = json_object_new_object();
+		put_int(x, "rank", rank);
+		put_int(x, "pid", pid);
+		json_object_array_add(rs, x);
+	}
+	put(o, "ranks", rs);
+}
+
+TrainStatus decode_status(json_object *o)
+{
+	TrainStatus s;
+	if (!o)
+		return s;
+	s.node = get_string(o, "node");
+	s.state = get_string(o, "state");
+	s.world = get_integer(o, "world");
+	s.generation = get_integer(o, "generation");
+	s.restarts_left = get_integer(o, "restarts_left");
+	s.step = count(o, "step");
+	s.loss = number(o, "loss");
+	s.gns = number(o, "gns");
+	s.it_s = num(o, "it_s");
+	if (json_object *st = object(o, "stages")) {
+		s.stages.present = true;
+		s.stages.data = num(st, "data");
+		s.stages.compute = num(st, "compute");
+		s.stages.comm = num(st, "comm");
+	}
+	s.last_ckpt = ckpt_ref_of(object(o, "last_ckpt"));
+	if (json_object *rs = array(o, "ranks"))
+		for (size_t i = 0; i < json_object_array_length(rs); i++) {
+			json_object *x = json_object_array_get_idx(rs, i);
+			int64_t rank, pid;
+			if (get_integer_in(x, "rank", 0, INT32_MAX, &rank) >
+				    0 &&
+			    get_integer_in(x, "pid", 1, INT32_MAX, &pid) > 0)
+				s.ranks.emplace_back(rank, pid);
+		}
+	return s;
+}
+
+std::string encode(const NodeHeartbeat &m)
+{
+	json_object *o = new_message("node_heartbeat");
+	put_str(o, "node", m.node);
+	if (m.ckpt_free_bytes)
+		put_int(o, "ckpt_free_bytes", (int64_t)*m.ckpt_free_bytes);
+	if (m.heartbeat_s)
+		put_num(o, "heartbeat_s", *m.heartbeat_s);
+	json_object *jobs = json_object_new_array();
+	for (const JobReport &j : m.jobs) {
+		json_object *e = json_object_new_object();
+		put_int(e, "job", (int64_t)j.job);
+		put_status(e, j.status);
+		json_object_array_add(jobs, e);
+	}
+	put(o, "jobs", jobs);
+	return to_line(o);
+}
+
+bool decode(json_object *o, NodeHeartbeat *out, std::string *err)
+{
+	*out = NodeHeartbeat();
+	if ((*err = bad_count(o)) != "")
+		return false;
+	out->node = get_string(o, "node");
+	int64_t v;
+	if (get_integer_in(o, "ckpt_free_bytes", 0, INT64_MAX, &v) > 0)
+		out->ckpt_free_bytes = (uint64_t)v;
+	out->heartbeat_s = number(o, "heartbeat_s");
+	if (json_object *jobs = array(o, "jobs"))
+		for (size_t i = 0; i < json_object_array_length(jobs); i++) {
+			json_object *e = json_object_array_get_idx(jobs, i);
+			int64_t job;
+			if (get_integer_in(e, "job", 1, kMaxJobId, &job) <= 0)
+				continue;
+			out->jobs.push_back(
+				{ (uint64_t)job, decode_status(e) });
+		}
+	return true;
+}
+
+std::string encode(const HeartbeatReply &m)
+{
+	json_object *o = reply(m.ok, m.error);
+	if (!m.ok) {
+		if (m.reregister)
+			put(o, "register", json_object_new_boolean(1));
+		return to_line(o);
+	}
+	json_object *cmds = json_object_new_array();
+	for (const AgentCommand &c : m.commands) {
+		json_object *e = json_object_new_object();
+		put_int(e, "id", (int64_t)c.id);
+		put_str(e, "op", c.op);
+		put_int(e, "job", (int64_t)c.job);
+		json_object_array_add(cmds, e);
+	}
+	put(o, "commands", cmds);
+	json_object *keep = json_object_new_array();
+	for (const auto &[job, step] : m.keep) {
+		json_object *e = json_object_new_object();
+		put_int(e, "job", (int64_t)job);
+		put_int(e, "step", (int64_t)step);
+		json_object_array_add(keep, e);
+	}
+	put(o, "keep", keep);
+	return to_line(o);
 }
 
 bool decode(const std::string &line, HeartbeatReply *out)
@@ -85,10 +354,434 @@ bool decode(const std::string &line, HeartbeatReply *out)
 			    get_integer_in(c, "job", 1, kMaxJobId, &job) <= 0)
 				continue;
 			out->commands.push_back({ (uint64_t)id,
-						  get_str(c, "op"),
+						  get_string(c, "op"),
 						  (uint64_t)job });
 		}
 	json_object_put(r);
+	return true;
+}
+
+std::string encode(const NodeAck &m)
+{
+	json_object *o = new_message("node_ack");
+	put_str(o, "node", m.node);
+	put_int(o, "id", (int64_t)m.id);
+	put_int(o, "job", (int64_t)m.job);
+	put(o, "ok", json_object_new_boolean(m.ok));
+	if (m.ok) {
+		put_int(o, "step", (int64_t)m.ckpt.step);
+		put_str(o, "path", m.ckpt.path);
+		put_int(o, "bytes", (int64_t)m.bytes);
+		put_num(o, "ms", m.ms);
+	} else {
+		put_str(o, "error", m.error);
+	}
+	return to_line(o);
+}
+
+bool decode(json_object *o, NodeAck *out, std::string *err)
+{
+	*out = NodeAck();
+	if ((*err = bad_count(o)) != "")
+		return false;
+	out->node = get_string(o, "node");
+	out->id = count(o, "id");
+	out->job = count(o, "job", kMaxJobId);
+	out->ok = is_true(o, "ok");
+	if (out->ok) {
+		out->ckpt = ckpt_ref_of(o);
+		out->bytes = count(o, "bytes");
+		out->ms = num(o, "ms");
+	} else {
+		out->error = get_string(o, "error");
+	}
+	return true;
+}
+
+std::string encode(const CkptWhere &m)
+{
+	json_object *o = new_message("ckpt_where");
+	put_int(o, "job", (int64_t)m.job);
+	return to_line(o);
+}
+
+bool decode(json_object *o, CkptWhere *out, std::string *err)
+{
+	*out = CkptWhere();
+	if ((*err = bad_count(o)) != "")
+		return false;
+	out->job = count(o, "job", kMaxJobId);
+	return true;
+}
+
+bool decode(const std::string &line, NodeRegister *out, std::string *err)
+{
+	return decode_line(line, out, err);
+}
+bool decode(const std::string &line, NodeHeartbeat *out, std::string *err)
+{
+	return decode_line(line, out, err);
+}
+bool decode(const std::string &line, NodeAck *out, std::string *err)
+{
+	return decode_line(line, out, err);
+}
+
+static json_object *holder(const CkptHolderRef &h)
+{
+	json_object *e = json_object_new_object();
+	put_str(e, "node", h.node);
+	put_str(e, "addr", h.addr);
+	put_int(e, "step", (int64_t)h.step);
+	return e;
+}
+
+std::string encode(const CkptWhereReply &m)
+{
+	json_object *o = reply(m.ok, m.error);
+	if (!m.ok)
+		return to_line(o);
+	put_int(o, "job", (int64_t)m.job);
+	put_str(o, "node", m.newest.node);
+	put_str(o, "addr", m.newest.addr);
+	put_int(o, "step", (int64_t)m.newest.step);
+	put_str(o, "path", m.path);
+	json_object *arr = json_object_new_array();
+	for (const CkptHolderRef &h : m.holders)
+		json_object_array_add(arr, holder(h));
+	put(o, "holders", arr);
+	if (m.uid >= 0)
+		put_int(o, "uid", m.uid);
+	return to_line(o);
+}
+
+static CkptHolderRef holder_of(json_object *e)
+{
+	return { get_string(e, "node"), get_string(e, "addr"),
+		 count(e, "step") };
+}
+
+bool decode(const std::string &line, CkptWhereReply *out)
+{
+	*out = CkptWhereReply();
+	json_object *r = parse_object(line);
+	if (!reply_ok(r, &out->error)) {
+		if (r)
+			json_object_put(r);
+		return r != nullptr;
+	}
+	out->ok = true;
+	out->job = count(r, "job", kMaxJobId);
+	out->newest = holder_of(r);
+	out->path = get_string(r, "path");
+	if (json_object *hs = array(r, "holders"))
+		for (size_t i = 0; i < json_object_array_length(hs); i++)
+			out->holders.push_back(
+				holder_of(json_object_array_get_idx(hs, i)));
+	int64_t uid;
+	if (get_integer_in(r, "uid", 0, 4294967295LL, &uid) > 0)
+		out->uid = uid;
+	json_object_put(r);
+	return true;
+}
+
+/* ---- tidal-launch -> tidald ---- */
+
+std::string encode(const LocalRequest &m)
+{
+	json_object *o = new_message(m.op.c_str());
+	if (m.op == "fetch") {
+		put_int(o, "job", (int64_t)m.job);
+		if (!m.peer.empty())
+			put_str(o, "peer", m.peer);
+		if (m.step)
+			put_int(o, "step", (int64_t)m.step);
+	}
+	return to_line(o);
+}
+
+bool decode(const std::string &line, LocalRequest *out, std::string *err)
+{
+	*out = LocalRequest();
+	json_object *o = parse_object(line);
+	if (!o) {
+		*err = "request is not a JSON object";
+		return false;
+	}
+	int64_t v = version_of(o), job = 0, step = 0;
+	out->op = get_string(o, "op");
+	out->peer = get_string(o, "peer");
+	int has_job = get_integer_in(o, "job", 1, kMaxJobId, &job);
+	int has_step = get_integer_in(o, "step", 0, INT64_MAX, &step);
+	json_object_put(o);
+	if (v != TIDAL_WIRE_VERSION) {
+		*err = "wire version " + std::to_string(v) +
+		       " not supported (tidald speaks 1)";
+		return false;
+	}
+	if (out->op == "hello") {
+		out->peer.clear(); /* hello takes no fields */
+		return true;
+	}
+	if (out->op != "fetch") {
+		*err = "unknown op '" + out->op + "' (hello, fetch)";
+		return false;
+	}
+	if (has_job <= 0) {
+		*err = "fetch: \"job\" must be a job id > 0";
+		return false;
+	}
+	if (has_step < 0) {
+		*err = "fetch: \"step\" must be an integer >= 0";
+		return false;
+	}
+	out->job = (uint64_t)job;
+	out->step = (uint64_t)step;
+	return true;
+}
+
+std::string encode(const HelloReply &m)
+{
+	json_object *o = ok_reply();
+	put_str(o, "node", m.node);
+	put_str(o, "ckpt_dir", m.ckpt_dir);
+	return to_line(o);
+}
+
+bool decode(const std::string &line, HelloReply *out, std::string *err)
+{
+	*out = HelloReply();
+	json_object *o = parse_object(line);
+	bool ok = reply_ok(o, err);
+	if (ok) {
+		out->node = get_string(o, "node");
+		out->ckpt_dir = get_string(o, "ckpt_dir");
+	}
+	if (o)
+		json_object_put(o);
+	return ok;
+}
+
+std::string encode(const FetchReply &m)
+{
+	json_object *o = reply(m.ok, m.error);
+	if (!m.ok)
+		return to_line(o);
+	put_str(o, "path", m.ckpt.path);
+	put_int(o, "step", (int64_t)m.ckpt.step);
+	put_str(o, "from", m.from);
+	if (m.bytes) {
+		put_int(o, "bytes", (int64_t)*m.bytes);
+		put_num(o, "ms", m.ms);
+	}
+	if (!m.warnings.empty()) {
+		json_object *a = json_object_new_array();
+		for (const std::string &w : m.warnings)
+			json_object_array_add(
+				a, json_object_new_string(w.c_str()));
+		put(o, "warnings", a);
+	}
+	return to_line(o);
+}
+
+bool decode(const std::string &line, FetchReply *out)
+{
+	*out = FetchReply();
+	json_object *o = parse_object(line);
+	if (!reply_ok(o, &out->error)) {
+		if (o)
+			json_object_put(o);
+		return o != nullptr;
+	}
+	out->ok = true;
+	out->ckpt = ckpt_ref_of(o);
+	out->from = get_string(o, "from");
+	int64_t b;
+	if (get_integer_in(o, "bytes", 0, INT64_MAX, &b) > 0) {
+		out->bytes = (uint64_t)b;
+		out->ms = num(o, "ms");
+	}
+	if (json_object *a = array(o, "warnings"))
+		for (size_t i = 0; i < json_object_array_length(a); i++) {
+			json_object *w = json_object_array_get_idx(a, i);
+			if (json_object_is_type(w, json_type_string))
+				out->warnings.push_back(
+					json_object_get_string(w));
+		}
+	json_object_put(o);
+	return true;
+}
+
+/* ---- tidald -> tidald ---- */
+
+std::string encode(const PeerRequest &m)
+{
+	json_object *o = new_message(m.op.c_str());
+	put_int(o, "job", (int64_t)m.job);
+	if (m.op == "ckpt_get")
+		put_int(o, "step", (int64_t)m.step);
+	return to_line(o);
+}
+
+bool decode(const std::string &line, PeerRequest *out, std::string *err)
+{
+	*out = PeerRequest();
+	json_object *o = parse_object(line);
+	int64_t job = 0, step = 0;
+	out->op = get_string(o, "op");
+	int has_job = get_integer_in(o, "job", 1, kMaxJobId, &job);
+	int has_step = get_integer_in(o, "step", 0, INT64_MAX, &step);
+	if (o)
+		json_object_put(o);
+	if ((out->op != "ckpt_get" && out->op != "ckpt_stat") || has_job <= 0 ||
+	    has_step < 0) {
+		*err = "expected {\"v\":1,\"op\":\"ckpt_get\",\"job\":J,"
+		       "\"step\":S} or {\"v\":1,\"op\":\"ckpt_stat\","
+		       "\"job\":J} (J > 0 and S >= 0 integers)";
+		return false;
+	}
+	out->job = (uint64_t)job;
+	out->step = out->op == "ckpt_get" ? (uint64_t)step : 0;
+	return true;
+}
+
+std::string encode(const CkptOffer &m)
+{
+	json_object *o = ok_reply();
+	put_int(o, "step", (int64_t)m.step);
+	put_int(o, "bytes", (int64_t)m.bytes);
+	if (!m.name.empty())
+		put_str(o, "name", m.name);
+	return to_line(o);
+}
+
+bool decode(json_object *o, CkptOffer *out, uint64_t dflt_step,
+	    std::string *err)
+{
+	*out = CkptOffer();
+	int64_t step = (int64_t)dflt_step, bytes;
+	if (get_integer_in(o, "step", 0, INT64_MAX, &step) < 0) {
+		*err = "sent no valid step";
+		return false;
+	}
+	if (get_integer_in(o, "bytes", 0, INT64_MAX, &bytes) <= 0) {
+		*err = "sent no size";
+		return false;
+	}
+	out->step = (uint64_t)step;
+	out->bytes = (uint64_t)bytes;
+	out->name = get_string(o, "name");
+	return true;
+}
+
+/* ---- tidald -> tidal-launch ---- */
+
+std::string encode(const ControlRequest &m)
+{
+	return to_line(new_message(m.op.c_str()));
+}
+
+bool decode(const std::string &line, ControlRequest *out, std::string *err)
+{
+	*out = ControlRequest();
+	json_object *o = parse_object(line), *op = nullptr;
+	bool ok = false;
+	if (!o)
+		*err = "request is not a JSON object";
+	else if (version_of(o) != TIDAL_WIRE_VERSION)
+		*err = "unsupported version: need \"v\":1";
+	else if (!json_object_object_get_ex(o, "op", &op) ||
+		 !json_object_is_type(op, json_type_string))
+		*err = "no \"op\" string";
+	else {
+		out->op = json_object_get_string(op);
+		ok = true;
+	}
+	if (o)
+		json_object_put(o);
+	return ok;
+}
+
+std::string encode(const LauncherStatus &m)
+{
+	json_object *o = ok_reply();
+	put_str(o, "job", m.job);
+	put_status(o, m.status);
+	return to_line(o);
+}
+
+bool decode(const std::string &line, LauncherStatus *out, std::string *err)
+{
+	*out = LauncherStatus();
+	json_object *o = parse_object(line);
+	bool ok = reply_ok(o, err);
+	if (ok) {
+		out->job = get_string(o, "job");
+		out->status = decode_status(o);
+	}
+	if (o)
+		json_object_put(o);
+	return ok;
+}
+
+std::string encode(const CkptDone &m)
+{
+	json_object *o = reply(m.ok, m.error);
+	if (m.ok) {
+		put_int(o, "step", (int64_t)m.ckpt.step);
+		put_str(o, "path", m.ckpt.path);
+		put_int(o, "bytes", (int64_t)m.bytes);
+		put_num(o, "ms", m.ms);
+	}
+	return to_line(o);
+}
+
+bool decode(const std::string &line, CkptDone *out)
+{
+	*out = CkptDone();
+	json_object *o = parse_object(line);
+	if (!reply_ok(o, &out->error)) {
+		if (o)
+			json_object_put(o);
+		return o != nullptr;
+	}
+	out->ok = true;
+	out->ckpt = ckpt_ref_of(o);
+	out->bytes = count(o, "bytes");
+	out->ms = num(o, "ms");
+	json_object_put(o);
+	return true;
+}
+
+/* ---- tidalctl -> sched/tidal ---- */
+
+std::string encode(const CtlRequest &m)
+{
+	json_object *o = new_message(m.op.c_str());
+	if (!m.what.empty())
+		put_str(o, "what", m.what);
+	if (m.id >= 0)
+		put_int(o, "id", m.id);
+	if (!m.policy.empty())
+		put_str(o, "policy", m.policy);
+	return to_line(o);
+}
+
+bool decode(json_object *o, CtlRequest *out, std::string *err)
+{
+	*out = CtlRequest();
+	if (version_of(o) != TIDAL_WIRE_VERSION) {
+		*err = "wire version " + std::to_string(version_of(o)) +
+		       " not supported (this plugin speaks " +
+		       std::to_string(TIDAL_WIRE_VERSION) + ")";
+		return false;
+	}
+	out->op = get_string(o, "op");
+	out->what = get_string(o, "what");
+	out->policy = get_string(o, "policy");
+	int64_t id;
+	if (get_integer_in(o, "id", 1, kMaxJobId, &id) > 0)
+		out->id = id;
 	return true;
 }
 

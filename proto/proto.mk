@@ -2,9 +2,10 @@
 # Included from the top-level Makefile before the node side and the plugin.
 #
 #   libtidal-proto.a   json.cc (the envelope, typed field access: json-c
-#                      only), messages.cc (the messages two components
-#                      share, typed), wire.cc (framing, sockets, MUNGE) and
-#                      wire_c.cc (wire.cc for sched/tidal's C listener).
+#                      only), messages.cc (every message, typed, with its
+#                      encoder and decoder), wire.cc (framing, sockets,
+#                      MUNGE) and wire_c.cc (wire.cc for sched/tidal's C
+#                      listener).
 #                      Linked by sched_tidal.so, tidalctl, and, through
 #                      libtidal-node.a, by tidald, tidal-launch, tidal-train
 #                      and tidal-topo.

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "core/model/number_text.h"
+#include "proto/messages.h"
 #include "proto/wire.h"
 
 namespace {
@@ -161,7 +162,7 @@ std::string excerpt(const std::string &text)
  * reply (a long `show jobs` may be megabytes).  What went wrong is told
  * apart: nothing listening, no answer, a peer that closes at once or
  * answers in another protocol (slurmctld's own port, say). */
-std::string exchange(const Target &t, const std::string &request)
+std::string ask_plugin(const Target &t, const std::string &request)
 {
 	std::string cred, err;
 	if (!tidal::wire::munge_credential(t.munge_socket, &cred, &err))
@@ -340,12 +341,9 @@ long long job_id(const std::string &cmd, const std::string &s)
 }
 
 /* The request for WORDS (after the options), or a usage error. */
-json_object *build_request(const std::vector<std::string> &words)
+tidal::wire::CtlRequest build_request(const std::vector<std::string> &words)
 {
-	json_object *req = tidal::wire::new_message();
-	auto put = [&](const char *k, json_object *v) {
-		json_object_object_add(req, k, v);
-	};
+	tidal::wire::CtlRequest req;
 	const std::string &cmd = words[0];
 	size_t n = words.size();
 	auto extra = [&](size_t used) {
@@ -366,14 +364,13 @@ json_object *build_request(const std::vector<std::string> &words)
 			usage_error("show: '" + words[1] +
 				    "' is not one of jobs, job ID, nodes, "
 				    "policy, decisions");
-		put("op", json_object_new_string("show"));
-		put("what", json_object_new_string(words[1].c_str()));
+		req.op = "show";
+		req.what = words[1];
 		if (words[1] == "job") {
 			if (n < 3)
 				usage_error("show job: which job? "
 					    "(show job ID)");
-			put("id", json_object_new_int64(
-					  job_id("show job", words[2])));
+			req.id = job_id("show job", words[2]);
 			extra(3);
 		} else {
 			extra(2);
@@ -381,8 +378,8 @@ json_object *build_request(const std::vector<std::string> &words)
 	} else if (cmd == "explain") {
 		if (n < 2)
 			usage_error("explain: which job? (explain JOBID)");
-		put("op", json_object_new_string("explain"));
-		put("id", json_object_new_int64(job_id("explain", words[1])));
+		req.op = "explain";
+		req.id = job_id("explain", words[1]);
 		extra(2);
 	} else if (cmd == "set") {
 		if (n < 2 || words[1] != "policy")
@@ -393,9 +390,9 @@ json_object *build_request(const std::vector<std::string> &words)
 		if (n < 3)
 			usage_error("set policy: which policy? "
 				    "(set policy NAME)");
-		put("op", json_object_new_string("set"));
-		put("what", json_object_new_string("policy"));
-		put("policy", json_object_new_string(words[2].c_str()));
+		req.op = "set";
+		req.what = "policy";
+		req.policy = words[2];
 		extra(3);
 	} else {
 		usage_error("'" + cmd +
@@ -426,13 +423,11 @@ int main(int argc, char **argv)
 	}
 	if (words.empty())
 		usage_error("no command given");
-	json_object *req = build_request(words);
-	std::string request =
-		json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
-	json_object_put(req);
+	std::string request = tidal::wire::encode(build_request(words));
+	request.pop_back(); /* its newline: ask_plugin() frames it */
 
 	Target target = find_plugin();
-	std::string reply = exchange(target, request);
+	std::string reply = ask_plugin(target, request);
 	json_object *r = parse_reply(target, reply), *err, *records;
 	if (as_json)
 		std::fputs(reply.c_str(), stdout);

@@ -37,6 +37,7 @@
 #include "plugin/sched/c_api.h"
 #include "plugin/sched/engine.h"
 #include "proto/json.h"
+#include "proto/messages.h"
 
 namespace tidal {
 namespace plugin {
@@ -208,19 +209,16 @@ std::string Engine::handle(const std::string &request, std::uint32_t uid,
 		*refused = "the request is not a JSON object";
 		return error_line("request is not a JSON object");
 	}
-	json_object *idv;
-	int64_t version = wire::version_of(req);
-	std::string op = wire::get_string(req, "op");
-	std::string what = wire::get_string(req, "what");
-	std::string policy = wire::get_string(req, "policy");
-	long long id = json_object_object_get_ex(req, "id", &idv)
-			       ? json_object_get_int64(idv) : -1;
+	wire::CtlRequest q;
+	std::string err;
+	bool decoded = wire::decode(req, &q, &err);
 	json_object_put(req);
-	if (version != TIDAL_WIRE_VERSION) {
+	if (!decoded) {
 		*refused = "a wire version this plugin does not speak";
-		return error_line("wire version " + std::to_string(version) +
-				  " not supported (this plugin speaks 1)");
+		return error_line(err);
 	}
+	const std::string &op = q.op, &what = q.what, &policy = q.policy;
+	long long id = q.id;
 
 	if (op == "set" && what == "policy") {
 		if (!admin) {

@@ -22,9 +22,10 @@
 #                 plugin/common/options.c)
 #   ckpt          the checkpoint reader, newest() and pin names
 #                 (fuzz_ckpt.cc; node/checkpoint.cc)
-#   agent-wire    what tidald parses: local and peer requests, the
-#                 plugin's heartbeat and ckpt_where replies
-#                 (fuzz_agent_wire.cc; nodeagent/requests.cc)
+#   agent-wire    every message of the wire, one decoder at a time, each
+#                 accepted message round-tripped through its encoder
+#                 (fuzz_agent_wire.cc; proto/messages.cc,
+#                 nodeagent/requests.cc)
 #   plugin-wire   what sched/tidal answers: node agents' ops and tidalctl
 #                 requests, then a state round trip of what they left
 #                 (fuzz_plugin_wire.cc; plugin/sched/agents/,

@@ -1,119 +1,185 @@
 /*
- * fuzz_agent_wire.cc - libFuzzer target for what tidald reads off the
- * wire (nodeagent/requests.h, proto/messages.h): the local socket's
- * hello/fetch from tidal-launch, a peer's ckpt_stat/ckpt_get, and the
- * plugin's replies (node_heartbeat's keep list and commands such as
- * checkpoint_stop, ckpt_where's holders, a ckpt_get header), plus
- * parse_endpoint on every holder address.
+ * fuzz_agent_wire.cc - libFuzzer target for every message of the wire
+ * (proto/messages.h), each decoded from the whole input as one line:
+ * node_register, node_heartbeat, node_ack and ckpt_where as sched/tidal
+ * reads them; hello/fetch and ckpt_stat/ckpt_get as tidald reads them,
+ * with their replies as tidal-launch and a peer tidald read them;
+ * status/checkpoint/checkpoint_stop and their replies between tidald and
+ * tidal-launch; tidalctl's requests.  Also tidald's view of the ckpt_where
+ * reply (nodeagent/requests.h) and parse_endpoint on every address.
  *
- * Every parser gets the whole input as one line.  Refusing it is a normal
- * outcome; what a parser accepts must keep its promises (ids in range,
- * one holder per node), and an accepted request, written back as JSON,
- * must parse to the same thing; a heartbeat reply, encoded again as the
- * plugin would send it, must decode to the same thing.
+ * Refusing the input is a normal outcome (a request's refusal must say
+ * why).  What a decoder accepts must keep the schema's rules (job ids in
+ * 1..4294967295, steps and counts >= 0, no NaN, one holder per node), and
+ * must survive a round trip: encode() of it decodes to the same message,
+ * and encodes to the same line again.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #include <json.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <set>
 #include <string>
 
 #include "nodeagent/requests.h"
+#include "proto/messages.h"
 #include "proto/wire.h"
 
 using namespace tidal::agent;
 using namespace tidal::wire;
 
-static constexpr uint64_t kMaxJob = 4294967295ull;
-
-static std::string request_line(const char *op, uint64_t job, uint64_t step,
-				const std::string *peer)
+namespace
 {
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "v", json_object_new_int(1));
-	json_object_object_add(o, "op", json_object_new_string(op));
-	json_object_object_add(o, "job", json_object_new_int64((int64_t)job));
-	json_object_object_add(o, "step", json_object_new_int64((int64_t)step));
-	if (peer)
-		json_object_object_add(o, "peer",
-				       json_object_new_string(peer->c_str()));
-	return to_line(o);
+
+constexpr uint64_t kMaxJob = 4294967295ull;
+constexpr uint64_t kMaxCount = (uint64_t)INT64_MAX;
+
+void check(bool ok)
+{
+	if (!ok)
+		std::abort();
 }
 
-static void check_local(const std::string &text)
+bool finite(const std::optional<double> &d)
 {
-	LocalRequest q, again;
+	return !d || std::isfinite(*d);
+}
+
+void rules(const CkptRef &c)
+{
+	check(c.step <= kMaxCount);
+}
+
+void rules(const TrainStatus &s)
+{
+	check(s.step <= kMaxCount && std::isfinite(s.it_s) && finite(s.loss) &&
+	      finite(s.gns));
+	check(std::isfinite(s.stages.data) && std::isfinite(s.stages.compute) &&
+	      std::isfinite(s.stages.comm));
+	rules(s.last_ckpt);
+	for (const auto &[rank, pid] : s.ranks)
+		check(rank >= 0 && pid > 0);
+}
+
+/* M decoded by DECODE (which RET true); the rules of its type. */
+void rules(const NodeRegister &m)
+{
+	check(m.ckpt_free_bytes <= kMaxCount && std::isfinite(m.heartbeat_s));
+}
+void rules(const NodeHeartbeat &m)
+{
+	check(finite(m.heartbeat_s));
+	for (const JobReport &j : m.jobs) {
+		check(j.job >= 1 && j.job <= kMaxJob);
+		rules(j.status);
+	}
+}
+void rules(const HeartbeatReply &m)
+{
+	check(m.ok || (m.commands.empty() && m.keep.empty()));
+	for (const auto &[job, step] : m.keep)
+		check(job >= 1 && job <= kMaxJob && step >= 1);
+	for (const AgentCommand &c : m.commands)
+		check(c.id >= 1 && c.job >= 1 && c.job <= kMaxJob);
+}
+void rules(const NodeAck &m)
+{
+	check(m.job <= kMaxJob && std::isfinite(m.ms));
+	rules(m.ckpt);
+}
+void rules(const CkptWhere &m)
+{
+	check(m.job <= kMaxJob);
+}
+void rules(const CkptWhereReply &m)
+{
+	check(m.job <= kMaxJob && m.uid >= -1 && m.uid <= (int64_t)kMaxJob);
+}
+void rules(const LocalRequest &m)
+{
+	check(m.op == "hello" ||
+	      (m.op == "fetch" && m.job >= 1 && m.job <= kMaxJob));
+}
+void rules(const HelloReply &) {}
+void rules(const FetchReply &m)
+{
+	rules(m.ckpt);
+	check(std::isfinite(m.ms));
+}
+void rules(const PeerRequest &m)
+{
+	check((m.op == "ckpt_stat" || m.op == "ckpt_get") && m.job >= 1 &&
+	      m.job <= kMaxJob && m.step <= kMaxCount);
+}
+void rules(const CkptOffer &m)
+{
+	check(m.step <= kMaxCount && m.bytes <= kMaxCount);
+}
+void rules(const ControlRequest &) {}
+void rules(const LauncherStatus &m)
+{
+	rules(m.status);
+}
+void rules(const CkptDone &m)
+{
+	rules(m.ckpt);
+	check(std::isfinite(m.ms));
+}
+void rules(const CtlRequest &m)
+{
+	check(m.id == -1 || (m.id >= 1 && (uint64_t)m.id <= kMaxJob));
+}
+
+/* Decode TEXT as a T in whichever form T's decoder takes; RET whether it
+ * was accepted. */
+template <typename T> bool decode_any(const std::string &text, T *m)
+{
 	std::string err;
-	if (!parse_local_request(text, &q, &err)) {
-		if (err.empty())
-			std::abort();
-		return;
+	if constexpr (requires {
+			      decode((json_object *)nullptr, m, uint64_t(0),
+				     &err);
+		      }) {
+		json_object *o = parse_object(text);
+		bool ok = o && decode(o, m, 7, &err);
+		if (o)
+			json_object_put(o);
+		check(ok || !o || !err.empty());
+		return ok;
+	} else if constexpr (requires {
+				     decode((json_object *)nullptr, m, &err);
+			     }) {
+		json_object *o = parse_object(text);
+		bool ok = o && decode(o, m, &err);
+		if (o)
+			json_object_put(o);
+		check(ok || !o || !err.empty());
+		return ok;
+	} else if constexpr (requires { decode(text, m, &err); }) {
+		bool ok = decode(text, m, &err);
+		check(ok || !err.empty());
+		return ok;
+	} else {
+		return decode(text, m);
 	}
-	if (q.op == "hello")
-		return;
-	if (q.op != "fetch" || q.job == 0 || q.job > kMaxJob ||
-	    q.step > (uint64_t)INT64_MAX)
-		std::abort();
-	if (!parse_local_request(request_line("fetch", q.job, q.step, &q.peer),
-				 &again, &err) ||
-	    again.job != q.job || again.step != q.step || again.peer != q.peer)
-		std::abort();
 }
 
-static void check_peer(const std::string &text)
+/* TEXT as a T: if accepted, its rules hold and it survives a round
+ * trip. */
+template <typename T> void one(const std::string &text)
 {
-	PeerRequest q, again;
-	std::string err;
-	if (!parse_peer_request(text, &q, &err)) {
-		if (err.empty())
-			std::abort();
+	T m;
+	if (!decode_any(text, &m))
 		return;
-	}
-	if ((q.op != "ckpt_get" && q.op != "ckpt_stat") || q.job == 0 ||
-	    q.job > kMaxJob || q.step > (uint64_t)INT64_MAX)
-		std::abort();
-	if (!parse_peer_request(request_line(q.op.c_str(), q.job, q.step,
-					     nullptr),
-				&again, &err) ||
-	    again.op != q.op || again.job != q.job || again.step != q.step)
-		std::abort();
+	rules(m);
+	std::string line = encode(m);
+	T back;
+	check(decode_any(line, &back) && back == m && encode(back) == line);
 }
 
-static void check_heartbeat(const std::string &text)
-{
-	HeartbeatReply r;
-	if (!decode(text, &r)) {
-		if (r.ok || r.error.empty())
-			std::abort();
-		return;
-	}
-	if (!r.ok) {
-		if (!r.keep.empty() || !r.commands.empty())
-			std::abort();
-		return;
-	}
-	for (const auto &[job, step] : r.keep)
-		if (job == 0 || job > kMaxJob || step == 0)
-			std::abort();
-	for (const AgentCommand &c : r.commands)
-		if (c.id == 0 || c.job == 0 || c.job > kMaxJob)
-			std::abort();
-	/* What the plugin would send of it reads back the same. */
-	HeartbeatReply back;
-	if (!decode(encode(r), &back) || back.ok != r.ok ||
-	    back.keep != r.keep || back.commands.size() != r.commands.size())
-		std::abort();
-	for (size_t i = 0; i < r.commands.size(); i++)
-		if (back.commands[i].id != r.commands[i].id ||
-		    back.commands[i].op != r.commands[i].op ||
-		    back.commands[i].job != r.commands[i].job)
-			std::abort();
-}
-
-static void check_where(const std::string &text)
+void check_where(const std::string &text)
 {
 	WhereReply w;
 	std::string err;
@@ -121,40 +187,37 @@ static void check_where(const std::string &text)
 		return;
 	std::set<std::string> nodes;
 	for (const CkptHolder &h : w.holders) {
-		if (!nodes.insert(h.node).second)
-			std::abort();
-		if (h.problem.empty() && h.addr.port.empty())
-			std::abort();
+		check(nodes.insert(h.node).second);
+		check(!h.problem.empty() || !h.addr.port.empty());
 	}
-	if (w.uid < -1 || w.uid > (int64_t)UINT32_MAX)
-		std::abort();
+	check(w.uid >= -1 && w.uid <= (int64_t)UINT32_MAX);
 }
 
-static void check_header(const std::string &text)
-{
-	json_object *h = parse_object(text);
-	CkptHeader c;
-	std::string err;
-	if (parse_ckpt_header(h, 7, &c, &err) &&
-	    (c.bytes > (uint64_t)INT64_MAX || c.step > (uint64_t)INT64_MAX))
-		std::abort();
-	if (h)
-		json_object_put(h);
-}
+} /* namespace */
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data,
 				      std::size_t size)
 {
 	std::string text(reinterpret_cast<const char *>(data), size);
-	check_local(text);
-	check_peer(text);
-	check_heartbeat(text);
+	one<NodeRegister>(text);
+	one<NodeHeartbeat>(text);
+	one<HeartbeatReply>(text);
+	one<NodeAck>(text);
+	one<CkptWhere>(text);
+	one<CkptWhereReply>(text);
+	one<LocalRequest>(text);
+	one<HelloReply>(text);
+	one<FetchReply>(text);
+	one<PeerRequest>(text);
+	one<CkptOffer>(text);
+	one<ControlRequest>(text);
+	one<LauncherStatus>(text);
+	one<CkptDone>(text);
+	one<CtlRequest>(text);
 	check_where(text);
-	check_header(text);
 	Endpoint e;
 	std::string err;
-	if (parse_endpoint(text, &e, &err) &&
-	    (e.port.empty() || std::atol(e.port.c_str()) > 65535))
-		std::abort();
+	if (parse_endpoint(text, &e, &err))
+		check(!e.port.empty() && std::atol(e.port.c_str()) <= 65535);
 	return 0;
 }

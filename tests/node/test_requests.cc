@@ -1,5 +1,6 @@
 /*
- * test_requests.cc - nodeagent/requests: what tidald reads off the wire.
+ * test_requests.cc - what tidald reads off the wire: proto/messages.h's
+ * requests and replies, and nodeagent/requests.h's holders.
  * Regression: a "job" that is not a JSON integer (true, 12.5, "12") was
  * read as some number (json-c converts); it is refused now.
  *
@@ -18,11 +19,11 @@ static void test_local(void **state)
 {
 	LocalRequest q;
 	std::string err;
-	assert_true(parse_local_request("{\"v\":1,\"op\":\"hello\"}", &q, &err));
-	assert_true(parse_local_request(
-		"{\"v\":1,\"op\":\"fetch\",\"job\":12,\"peer\":\"h:1\","
-		"\"step\":7}",
-		&q, &err));
+	assert_true(decode("{\"v\":1,\"op\":\"hello\"}", &q, &err));
+	assert_true(
+		decode("{\"v\":1,\"op\":\"fetch\",\"job\":12,\"peer\":\"h:1\","
+		       "\"step\":7}",
+		       &q, &err));
 	assert_int_equal(q.job, 12);
 	assert_int_equal(q.step, 7);
 	assert_string_equal(q.peer.c_str(), "h:1");
@@ -30,35 +31,35 @@ static void test_local(void **state)
 				"4294967296", "null"}) {
 		std::string r = std::string("{\"v\":1,\"op\":\"fetch\",\"job\":") +
 				bad + "}";
-		assert_false(parse_local_request(r, &q, &err));
+		assert_false(decode(r, &q, &err));
 		assert_non_null(strstr(err.c_str(), "must be a job id"));
 	}
-	assert_false(parse_local_request(
-		"{\"v\":1,\"op\":\"fetch\",\"job\":1,\"step\":-1}", &q, &err));
-	assert_false(parse_local_request("{\"v\":2,\"op\":\"hello\"}", &q, &err));
+	assert_false(decode("{\"v\":1,\"op\":\"fetch\",\"job\":1,\"step\":-1}",
+			    &q, &err));
+	assert_false(decode("{\"v\":2,\"op\":\"hello\"}", &q, &err));
 	assert_non_null(strstr(err.c_str(), "wire version 2"));
-	assert_false(parse_local_request("[]", &q, &err));
+	assert_false(decode("[]", &q, &err));
 }
 
 static void test_peer(void **state)
 {
 	PeerRequest q;
 	std::string err;
-	assert_true(parse_peer_request(
-		"{\"v\":1,\"op\":\"ckpt_get\",\"job\":12,\"step\":1200}", &q,
-		&err));
+	assert_true(
+		decode("{\"v\":1,\"op\":\"ckpt_get\",\"job\":12,\"step\":1200}",
+		       &q, &err));
 	assert_string_equal(q.op.c_str(), "ckpt_get");
 	assert_int_equal(q.step, 1200);
-	assert_true(parse_peer_request("{\"v\":1,\"op\":\"ckpt_stat\",\"job\":3}",
-				       &q, &err));
-	assert_false(parse_peer_request(
-		"{\"v\":1,\"op\":\"ckpt_get\",\"job\":true}", &q, &err));
-	assert_false(parse_peer_request(
-		"{\"v\":1,\"op\":\"ckpt_get\",\"job\":12.5}", &q, &err));
-	assert_false(parse_peer_request(
-		"{\"v\":1,\"op\":\"ckpt_get\",\"job\":1,\"step\":\"2\"}", &q,
-		&err));
-	assert_false(parse_peer_request("not json", &q, &err));
+	assert_true(
+		decode("{\"v\":1,\"op\":\"ckpt_stat\",\"job\":3}", &q, &err));
+	assert_false(
+		decode("{\"v\":1,\"op\":\"ckpt_get\",\"job\":true}", &q, &err));
+	assert_false(
+		decode("{\"v\":1,\"op\":\"ckpt_get\",\"job\":12.5}", &q, &err));
+	assert_false(
+		decode("{\"v\":1,\"op\":\"ckpt_get\",\"job\":1,\"step\":\"2\"}",
+		       &q, &err));
+	assert_false(decode("not json", &q, &err));
 }
 
 static void test_heartbeat_reply(void **state)

@@ -266,6 +266,219 @@ static void test_heartbeat_reply_round_trip(void **state)
 	assert_false(decode("[]", &back));
 }
 
+/* decode(encode(M)) == M, and encode of that is the same line. */
+template <typename T> static void round_trip(const T &m)
+{
+	std::string line = encode(m), err;
+	assert_true(line.size() > 1 && line.back() == '\n');
+	T back;
+	json_object *o = parse_object(line);
+	assert_non_null(o);
+	assert_int_equal(version_of(o), TIDAL_WIRE_VERSION);
+	bool ok;
+	if constexpr (requires { decode(o, &back, uint64_t(0), &err); })
+		ok = decode(o, &back, uint64_t(0), &err);
+	else if constexpr (requires { decode(o, &back, &err); })
+		ok = decode(o, &back, &err);
+	else if constexpr (requires { decode(line, &back, &err); })
+		ok = decode(line, &back, &err);
+	else
+		ok = decode(line, &back);
+	json_object_put(o);
+	if (!ok)
+		fail_msg("%s: %s", line.c_str(), err.c_str());
+	assert_true(back == m);
+	assert_string_equal(encode(back).c_str(), line.c_str());
+}
+
+static TrainStatus a_status()
+{
+	TrainStatus s;
+	s.node = "n1";
+	s.state = "running";
+	s.world = 4;
+	s.generation = 2;
+	s.restarts_left = 3;
+	s.step = 3000;
+	s.loss = 2.3125;
+	s.gns = 812.5;
+	s.it_s = 5.25;
+	s.stages = { true, 3.5, 150, 20.25 };
+	s.last_ckpt = { 3000, "/nvme/tidal/12/ckpt-000000003000.tck" };
+	s.ranks = { { 0, 4242 }, { 1, 4243 } };
+	return s;
+}
+
+/* Every message of messages.h, each way. */
+static void test_every_message_round_trips(void **state)
+{
+	NodeRegister reg;
+	reg.node = "n1";
+	reg.addr = "10.0.0.1:6830";
+	reg.agent_version = "0.9";
+	reg.ckpt_dir = "/nvme/tidal";
+	reg.ckpt_free_bytes = 1ull << 40;
+	reg.heartbeat_s = 2.5;
+	reg.topology = "{\"gpus\":[{\"index\":0}]}";
+	round_trip(reg);
+	reg.fabric = "{\"switches\":[]}";
+	round_trip(reg);
+
+	NodeHeartbeat hb;
+	hb.node = "n1";
+	round_trip(hb);
+	hb.ckpt_free_bytes = 12345;
+	hb.heartbeat_s = 10;
+	hb.jobs = { { 12, a_status() }, { 13, TrainStatus() } };
+	hb.jobs[1].status.state = "unknown";
+	round_trip(hb);
+
+	NodeAck ack;
+	ack.node = "n2";
+	ack.id = 7;
+	ack.job = 12;
+	ack.error = "launcher gone";
+	round_trip(ack);
+	ack = NodeAck();
+	ack.node = "n2";
+	ack.id = 8;
+	ack.job = 12;
+	ack.ok = true;
+	ack.ckpt = { 3000, "/nvme/x.tck" };
+	ack.bytes = 1 << 20;
+	ack.ms = 840.5;
+	round_trip(ack);
+
+	round_trip(CkptWhere{ 12 });
+	CkptWhereReply where;
+	where.error = "no checkpoint of job 12 is known to sched/tidal";
+	round_trip(where);
+	where = CkptWhereReply();
+	where.ok = true;
+	where.job = 12;
+	where.newest = { "n4", "10.0.0.4:6830", 3000 };
+	where.path = "/nvme/x.tck";
+	where.holders = { where.newest, { "n2", "10.0.0.2:6830", 1000 } };
+	round_trip(where);
+	where.uid = 1000;
+	round_trip(where);
+
+	LocalRequest local;
+	local.op = "hello";
+	round_trip(local);
+	local = { "fetch", 12, "10.0.0.4:6830", 3000 };
+	round_trip(local);
+	round_trip(HelloReply{ "n1", "/nvme/tidal" });
+	FetchReply fr;
+	fr.ok = true;
+	fr.ckpt = { 3000, "/nvme/x.tck" };
+	fr.from = "n4";
+	round_trip(fr);
+	fr.bytes = 1 << 20;
+	fr.ms = 12.5;
+	fr.warnings = { "a corrupt newer checkpoint was skipped" };
+	round_trip(fr);
+
+	round_trip(PeerRequest{ "ckpt_stat", 12, 0 });
+	round_trip(PeerRequest{ "ckpt_get", 12, 3000 });
+	round_trip(CkptOffer{ 3000, 1 << 20, "" });
+	round_trip(CkptOffer{ 3000, 1 << 20, "ckpt-000000003000.tck" });
+
+	for (const char *op : { "status", "checkpoint", "checkpoint_stop" })
+		round_trip(ControlRequest{ op });
+	round_trip(LauncherStatus{ "12", a_status() });
+	CkptDone done;
+	done.error = "stopped without a checkpoint";
+	round_trip(done);
+	done = CkptDone();
+	done.ok = true;
+	done.ckpt = { 3000, "/nvme/x.tck" };
+	done.bytes = 99;
+	done.ms = 3.25;
+	round_trip(done);
+
+	CtlRequest ctl;
+	ctl.op = "show";
+	ctl.what = "jobs";
+	round_trip(ctl);
+	ctl.what = "job";
+	ctl.id = 12;
+	round_trip(ctl);
+	ctl = CtlRequest();
+	ctl.op = "set";
+	ctl.what = "policy";
+	ctl.policy = "sjf";
+	round_trip(ctl);
+}
+
+/* What a decoder refuses, and what it drops rather than misreads. */
+static void test_decoders_keep_the_rules(void **state)
+{
+	std::string err;
+	NodeAck ack;
+	json_object *o = parse_object(
+		"{\"v\":1,\"op\":\"node_ack\",\"node\":\"n1\",\"id\":-1}");
+	assert_false(decode(o, &ack, &err));
+	assert_string_equal(err.c_str(), "\"id\" must be an integer from 0 to "
+					 "9223372036854775807");
+	json_object_put(o);
+	/* "ok" must be JSON true, not a truthy string. */
+	o = parse_object("{\"v\":1,\"node\":\"n1\",\"id\":1,\"ok\":\"yes\"}");
+	assert_true(decode(o, &ack, &err));
+	assert_false(ack.ok);
+	json_object_put(o);
+
+	NodeHeartbeat hb;
+	o = parse_object("{\"v\":1,\"node\":\"n1\",\"jobs\":[{\"job\":0},"
+			 "{\"job\":\"12\"},{\"job\":4294967296},{\"job\":5,"
+			 "\"step\":-4,\"loss\":\"x\",\"ranks\":[{\"rank\":0,"
+			 "\"pid\":0}]}]}");
+	assert_true(decode(o, &hb, &err));
+	assert_int_equal(hb.jobs.size(), 1);
+	assert_int_equal(hb.jobs[0].job, 5);
+	assert_int_equal(hb.jobs[0].status.step, 0);
+	assert_false(hb.jobs[0].status.loss.has_value());
+	assert_true(hb.jobs[0].status.ranks.empty());
+	assert_false(hb.ckpt_free_bytes.has_value());
+	json_object_put(o);
+	/* A non-finite number (json-c reads NaN) is no measurement. */
+	o = parse_object("{\"v\":1,\"node\":\"n1\",\"heartbeat_s\":NaN,"
+			 "\"jobs\":[{\"job\":5,\"it_s\":Infinity}]}");
+	if (o) {
+		assert_true(decode(o, &hb, &err));
+		assert_false(hb.heartbeat_s.has_value());
+		assert_true(hb.jobs[0].status.it_s == 0);
+		json_object_put(o);
+	}
+
+	ControlRequest c;
+	assert_false(decode("{\"v\":2,\"op\":\"status\"}", &c, &err));
+	assert_string_equal(err.c_str(), "unsupported version: need \"v\":1");
+	assert_false(decode("{\"v\":1,\"op\":5}", &c, &err));
+	assert_string_equal(err.c_str(), "no \"op\" string");
+
+	CtlRequest ctl;
+	o = parse_object("{\"version\":1,\"op\":\"explain\",\"id\":\"12\"}");
+	assert_true(decode(o, &ctl, &err)); /* the older version key */
+	assert_int_equal(ctl.id, -1);	    /* a string is no job id */
+	json_object_put(o);
+
+	CkptOffer offer;
+	o = parse_object("{\"v\":1,\"ok\":true,\"bytes\":10}");
+	assert_true(decode(o, &offer, 7, &err));
+	assert_int_equal(offer.step, 7);
+	json_object_put(o);
+	o = parse_object("{\"v\":1,\"ok\":true,\"step\":3}");
+	assert_false(decode(o, &offer, 7, &err));
+	assert_string_equal(err.c_str(), "sent no size");
+	json_object_put(o);
+
+	LauncherStatus ls;
+	assert_false(
+		decode("{\"v\":1,\"ok\":false,\"error\":\"gone\"}", &ls, &err));
+	assert_string_equal(err.c_str(), "gone");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -279,6 +492,8 @@ int main(void)
 		cmocka_unit_test(test_authinfo),
 		cmocka_unit_test(test_c_listener),
 		cmocka_unit_test(test_heartbeat_reply_round_trip),
+		cmocka_unit_test(test_every_message_round_trips),
+		cmocka_unit_test(test_decoders_keep_the_rules),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -49,54 +49,25 @@ namespace
 /* tidal_agent_on_awaited_ack()'s callback. */
 std::atomic<void (*)(void)> awaited_ack_wake{ nullptr };
 
-/* "" if every count Q carries (job, id, step, bytes, free bytes) is an
- * integer in range, else what is wrong. */
-std::string bad_count(json_object *q)
-{
-	static const struct {
-		const char *key;
-		int64_t max;
-	} keys[] = { { "job", UINT32_MAX },
-		     { "id", INT64_MAX },
-		     { "step", INT64_MAX },
-		     { "bytes", INT64_MAX },
-		     { "ckpt_free_bytes", INT64_MAX } };
-	for (const auto &k : keys) {
-		json_object *v;
-		if (!json_object_object_get_ex(q, k.key, &v))
-			continue;
-		int64_t n = json_object_is_type(v, json_type_int)
-				    ? json_object_get_int64(v) : -1;
-		if (n < 0 || n > k.max)
-			return std::string("\"") + k.key +
-			       "\" must be an integer from 0 to " +
-			       std::to_string(k.max);
-	}
-	return "";
-}
-
-json_object *reply(bool ok)
-{
-	json_object *o = wire::new_message();
-	json_object_object_add(o, "ok", json_object_new_boolean(ok));
-	return o;
-}
-
 std::string fail(const std::string &msg, bool reregister = false)
 {
-	json_object *o = reply(false);
-	json_object_object_add(o, "error", json_object_new_string(msg.c_str()));
-	if (reregister)
-		json_object_object_add(o, "register",
-				       json_object_new_boolean(1));
-	return wire::to_line(o);
+	wire::HeartbeatReply r; /* the envelope every failed op shares */
+	r.error = msg;
+	r.reregister = reregister;
+	return wire::encode(r);
 }
 
-std::string do_register(Registry &r, json_object *q, const std::string &node,
+std::string ok_line()
+{
+	return wire::to_line(wire::ok_reply());
+}
+
+std::string do_register(Registry &r, const wire::NodeRegister &q,
 			const std::string &peer, double now)
 {
+	const std::string &node = q.node;
 	AgentInfo a;
-	a.addr = wire::get_str(q, "addr");
+	a.addr = q.addr;
 	/* ":PORT" (tidald listens on a wildcard): the address it came from. */
 	if (a.addr.empty() || a.addr[0] == ':')
 		a.addr = peer + a.addr;
@@ -105,17 +76,12 @@ std::string do_register(Registry &r, json_object *q, const std::string &node,
 		return fail("node_register: \"addr\" must be HOST:PORT, "
 			    "at most 255 characters, no spaces (got '" +
 			    a.addr + "')");
-	a.version = wire::get_str(q, "agent_version");
-	a.ckpt_dir = wire::get_str(q, "ckpt_dir");
-	a.ckpt_free = (uint64_t)wire::get_integer(q, "ckpt_free_bytes");
-	a.heartbeat_s = std::max(0.2, wire::get_num(q, "heartbeat_s", 10));
-	json_object *t;
-	if (json_object_object_get_ex(q, "topology", &t) && t)
-		a.topology = json_object_to_json_string_ext(
-			t, JSON_C_TO_STRING_PLAIN);
-	if (json_object_object_get_ex(q, "fabric", &t) && t)
-		a.fabric = json_object_to_json_string_ext(
-			t, JSON_C_TO_STRING_PLAIN);
+	a.version = q.agent_version;
+	a.ckpt_dir = q.ckpt_dir;
+	a.ckpt_free = q.ckpt_free_bytes;
+	a.heartbeat_s = std::max(0.2, q.heartbeat_s);
+	a.topology = q.topology;
+	a.fabric = q.fabric;
 	a.registered = a.last_seen = now;
 	auto old = r.agents.find(node);
 	a.registrations =
@@ -138,12 +104,12 @@ std::string do_register(Registry &r, json_object *q, const std::string &node,
 			newest(j);
 		}
 	}
-	return wire::to_line(reply(true));
+	return ok_line();
 }
 
-std::string do_heartbeat(Registry &r, json_object *q, const std::string &node,
-			 double now)
+std::string do_heartbeat(Registry &r, const wire::NodeHeartbeat &q, double now)
 {
+	const std::string &node = q.node;
 	wire::HeartbeatReply out;
 	auto it = r.agents.find(node);
 	if (it == r.agents.end()) {
@@ -155,42 +121,29 @@ std::string do_heartbeat(Registry &r, json_object *q, const std::string &node,
 	}
 	AgentInfo &a = it->second;
 	a.last_seen = now;
-	a.ckpt_free = (uint64_t)wire::get_integer(q, "ckpt_free_bytes",
-						  (int64_t)a.ckpt_free);
-	a.heartbeat_s =
-		std::max(0.2, wire::get_num(q, "heartbeat_s", a.heartbeat_s));
-	json_object *jobs, *lc;
+	a.ckpt_free = q.ckpt_free_bytes.value_or(a.ckpt_free);
+	a.heartbeat_s = std::max(0.2, q.heartbeat_s.value_or(a.heartbeat_s));
 	std::vector<uint32_t> here;
-	if (json_object_object_get_ex(q, "jobs", &jobs) &&
-	    json_object_get_type(jobs) == json_type_array)
-		for (size_t i = 0; i < json_object_array_length(jobs); i++) {
-			json_object *e = json_object_array_get_idx(jobs, i);
-			uint32_t job = (uint32_t)wire::get_integer(e, "job");
-			if (!job)
-				continue;
-			here.push_back(job);
-			JobInfo &j = r.jobs[job];
-			/* Every node of a job reports it, but only node 0's
-			 * launcher (rank 0) has its progress: the others'
-			 * reports do not replace that one while it is fresh. */
-			bool progress = wire::get_num(e, "it_s") > 0 ||
-					wire::get_integer(e, "step") > 0;
-			if (progress || j.status_node == node ||
-			    now - j.status_seen > kStatusFresh) {
-				j.status = json_object_to_json_string_ext(
-					e, JSON_C_TO_STRING_PLAIN);
-				j.status_node = node;
-				j.status_seen = now;
-			}
-			j.seen = now;
-			if (json_object_object_get_ex(e, "last_ckpt", &lc) &&
-			    json_object_get_type(lc) == json_type_object &&
-			    path_ok(wire::get_str(lc, "path")))
-				saw_ckpt(
-					r, job, node,
-					(uint64_t)wire::get_integer(lc, "step"),
-					wire::get_str(lc, "path"), now);
+	for (const wire::JobReport &e : q.jobs) {
+		uint32_t job = (uint32_t)e.job;
+		here.push_back(job);
+		JobInfo &j = r.jobs[job];
+		/* Every node of a job reports it, but only node 0's launcher
+		 * (rank 0) has its progress: the others' reports do not
+		 * replace that one while it is fresh. */
+		bool progress = e.status.it_s > 0 || e.status.step > 0;
+		if (progress || j.status_node == node ||
+		    now - j.status_seen > kStatusFresh) {
+			j.status = e.status;
+			j.has_status = true;
+			j.status_node = node;
+			j.status_seen = now;
 		}
+		j.seen = now;
+		const wire::CkptRef &lc = e.status.last_ckpt;
+		if (lc.step && path_ok(lc.path))
+			saw_ckpt(r, job, node, lc.step, lc.path, now);
+	}
 	trim(r);
 	out.ok = true;
 	for (auto &[id, c] : r.commands) {
@@ -218,25 +171,23 @@ std::string do_heartbeat(Registry &r, json_object *q, const std::string &node,
 }
 
 /* *AWAITED: whether a resize waits for this ack (its command is queued). */
-std::string do_ack(Registry &r, json_object *q, const std::string &node,
-		   double now, bool *awaited)
+std::string do_ack(Registry &r, const wire::NodeAck &q, double now,
+		   bool *awaited)
 {
-	uint64_t id = (uint64_t)wire::get_integer(q, "id");
-	uint32_t job = (uint32_t)wire::get_integer(q, "job");
-	json_object *okv;
-	bool ok = json_object_object_get_ex(q, "ok", &okv) &&
-		  json_object_get_boolean(okv);
+	const std::string &node = q.node;
+	uint64_t id = q.id;
+	bool ok = q.ok;
 	/* An id nobody waits for any more (called off, or timed out): its
 	 * checkpoint still counts, nothing else is kept. */
 	*awaited = r.commands.count(id) != 0;
 	Command gone, &c = *awaited ? r.commands[id] : gone;
 	c.id = id;
-	c.job = job ? job : c.job;
+	c.job = q.job ? (uint32_t)q.job : c.job;
 	c.node = node;
 	c.state = ok ? 1 : -1;
-	c.step = (uint64_t)wire::get_integer(q, "step");
-	c.path = wire::get_str(q, "path");
-	c.error = wire::get_str(q, "error");
+	c.step = q.ckpt.step;
+	c.path = q.ckpt.path;
+	c.error = q.error;
 	char msg[512];
 	if (ok && !path_ok(c.path)) { /* a state line would break */
 		ok = false;
@@ -250,8 +201,7 @@ std::string do_ack(Registry &r, json_object *q, const std::string &node,
 			      "checkpoint at step %llu on %s (%.1f MB in %.0f "
 			      "ms): %s",
 			      (unsigned long long)c.step, node.c_str(),
-			      wire::get_integer(q, "bytes") / 1e6,
-			      wire::get_num(q, "ms"), c.path.c_str());
+			      (double)q.bytes / 1e6, q.ms, c.path.c_str());
 	} else {
 		std::snprintf(msg, sizeof(msg), "%s on %s failed: %s",
 			      c.op.empty() ? "command" : c.op.c_str(),
@@ -260,52 +210,44 @@ std::string do_ack(Registry &r, json_object *q, const std::string &node,
 	note(r, c.job, now, msg);
 	logl(r, "job " + std::to_string(c.job) + ": agent " + node +
 			" acked command " + std::to_string(id) + ": " + msg);
-	return wire::to_line(reply(true));
+	return ok_line();
 }
 
 /* UID: the job's owner (the engine's last cycle), -1 if unknown; tidald
  * lets only the owner (or root) copy a checkpoint. */
-std::string do_where(Registry &r, json_object *q, int64_t uid)
+std::string do_where(Registry &r, const wire::CkptWhere &q, int64_t uid)
 {
-	uint32_t job = (uint32_t)wire::get_integer(q, "job");
+	uint32_t job = (uint32_t)q.job;
 	auto it = r.jobs.find(job);
 	if (it == r.jobs.end() || it->second.step == 0)
 		return fail("no checkpoint of job " + std::to_string(job) +
 			    " is known to sched/tidal");
 	const JobInfo &j = it->second;
-	json_object *o = reply(true);
-	json_object_object_add(o, "job", json_object_new_int64(job));
-	json_object_object_add(o, "node",
-			       json_object_new_string(j.node.c_str()));
-	json_object_object_add(o, "addr",
-			       json_object_new_string(j.addr.c_str()));
-	json_object_object_add(o, "step",
-			       json_object_new_int64((int64_t)j.step));
-	json_object_object_add(o, "path",
-			       json_object_new_string(j.path.c_str()));
+	wire::CkptWhereReply o;
+	o.ok = true;
+	o.job = job;
+	o.newest = { j.node, j.addr, j.step };
+	o.path = j.path;
+	o.uid = uid;
 	/* Every node known to hold one, newest first: a fetch asks each
 	 * what it holds now and copies from the newest reachable. */
-	std::vector<std::pair<std::string, const Held *>> hs;
 	for (const auto &[n, h] : j.held)
-		hs.emplace_back(n, &h);
-	std::stable_sort(hs.begin(), hs.end(), [](const auto &a, const auto &b) {
-		return a.second->step > b.second->step;
-	});
-	json_object *arr = json_object_new_array();
-	for (const auto &[n, h] : hs) {
-		json_object *e = json_object_new_object();
-		json_object_object_add(e, "node",
-				       json_object_new_string(n.c_str()));
-		json_object_object_add(e, "addr",
-				       json_object_new_string(h->addr.c_str()));
-		json_object_object_add(e, "step",
-				       json_object_new_int64((int64_t)h->step));
-		json_object_array_add(arr, e);
-	}
-	json_object_object_add(o, "holders", arr);
-	if (uid >= 0)
-		json_object_object_add(o, "uid", json_object_new_int64(uid));
-	return wire::to_line(o);
+		o.holders.push_back({ n, h.addr, h.step });
+	std::stable_sort(
+		o.holders.begin(), o.holders.end(),
+		[](const auto &a, const auto &b) { return a.step > b.step; });
+	return wire::encode(o);
+}
+
+/* Decode Q as a T and run DO on it, or the error naming OP. */
+template <typename T, typename F>
+std::string typed(json_object *q, const std::string &op, F &&run)
+{
+	T m;
+	std::string err;
+	if (!wire::decode(q, &m, &err))
+		return fail(op + ": " + err);
+	return run(m);
 }
 
 /* *WAKE: an ack came in that a resize waits for. */
@@ -313,8 +255,8 @@ std::string handle(const char *request, uint32_t uid, bool admin,
 		   const char *peer, bool *mine, const char **refused,
 		   bool *wake)
 {
-	json_object *q = json_tokener_parse(request);
-	std::string op = wire::get_str(q, "op");
+	json_object *q = wire::parse_object(request);
+	std::string op = wire::get_string(q, "op");
 	*mine = op == "node_register" || op == "node_heartbeat" ||
 		op == "node_ack" || op == "ckpt_where";
 	std::string out;
@@ -342,22 +284,27 @@ std::string handle(const char *request, uint32_t uid, bool admin,
 				: -1;
 		Registry &r = reg();
 		std::lock_guard<std::mutex> g(r.mu);
-		std::string node = wire::get_str(q, "node");
+		std::string node = wire::get_string(q, "node");
 		double now = wall_now();
-		std::string bad = bad_count(q);
-		if (!bad.empty())
-			out = fail(op + ": " + bad);
-		else if (op == "ckpt_where")
-			out = do_where(r, q, owner);
+		if (op == "ckpt_where")
+			out = typed<wire::CkptWhere>(q, op, [&](auto &m) {
+				return do_where(r, m, owner);
+			});
 		else if (!state_word(node, 128))
 			out = fail(op + ": \"node\" must be a node name (1 "
 					"to 128 characters, no spaces)");
 		else if (op == "node_register")
-			out = do_register(r, q, node, peer ? peer : "", now);
+			out = typed<wire::NodeRegister>(q, op, [&](auto &m) {
+				return do_register(r, m, peer ? peer : "", now);
+			});
 		else if (op == "node_heartbeat")
-			out = do_heartbeat(r, q, node, now);
+			out = typed<wire::NodeHeartbeat>(q, op, [&](auto &m) {
+				return do_heartbeat(r, m, now);
+			});
 		else
-			out = do_ack(r, q, node, now, wake);
+			out = typed<wire::NodeAck>(q, op, [&](auto &m) {
+				return do_ack(r, m, now, wake);
+			});
 	}
 	if (q)
 		json_object_put(q);

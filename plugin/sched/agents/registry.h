@@ -37,6 +37,7 @@
 #include <string>
 
 #include "plugin/sched/c_api.h"
+#include "proto/messages.h"
 
 namespace tidal::plugin::agents
 {
@@ -85,7 +86,8 @@ struct JobInfo {
 	long when = 0;
 	std::map<std::string, Held> held; /* by node */
 	std::deque<std::string> story;
-	std::string status; /* last heartbeat entry, JSON */
+	wire::TrainStatus status; /* last heartbeat entry */
+	bool has_status = false;
 	std::string status_node;
 	double status_seen = 0;
 	double seen = 0; /* last heard of (status, story, checkpoint) */

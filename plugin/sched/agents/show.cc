@@ -122,19 +122,14 @@ void agent_job_fields(uint32_t job, json_object *rec, bool full)
 		    j.step ? "step " + std::to_string(j.step) + " on " +
 				     j.node + " " + j.path
 			   : "");
-	if (full && !j.status.empty()) {
-		json_object *s = json_tokener_parse(j.status.c_str());
+	if (full && j.has_status) {
 		char buf[160];
 		std::snprintf(buf, sizeof(buf),
-			      "step %lld, %.3g it/s, loss %.4g, %s (%s)",
-			      (long long)wire::get_integer(s, "step"),
-			      wire::get_num(s, "it_s"),
-			      wire::get_num(s, "loss"),
-			      wire::get_str(s, "state").c_str(),
+			      "step %llu, %.3g it/s, loss %.4g, %s (%s)",
+			      (unsigned long long)j.status.step, j.status.it_s,
+			      j.status.loss.value_or(0), j.status.state.c_str(),
 			      j.status_node.c_str());
 		put(rec, "Training", buf);
-		if (s)
-			json_object_put(s);
 	}
 	if (full && !j.story.empty()) {
 		std::string story;
@@ -150,25 +145,19 @@ bool agent_job_progress(uint32_t job, double now, double max_age,
 	Registry &r = reg();
 	std::lock_guard<std::mutex> g(r.mu);
 	auto it = r.jobs.find(job);
-	if (it == r.jobs.end() || it->second.status.empty() ||
+	if (it == r.jobs.end() || !it->second.has_status ||
 	    now - it->second.status_seen > max_age)
 		return false;
-	json_object *s = json_tokener_parse(it->second.status.c_str());
-	if (!s)
+	const wire::TrainStatus &s = it->second.status;
+	if (s.state != "running" || s.it_s <= 0)
 		return false;
-	bool ok = wire::get_str(s, "state") == "running" &&
-		  wire::get_num(s, "it_s") > 0;
-	if (ok) {
-		p->step = (double)wire::get_integer(s, "step");
-		p->it_s = wire::get_num(s, "it_s");
-		json_object *st;
-		if (json_object_object_get_ex(s, "stages", &st) && st) {
-			p->stages[0] = wire::get_num(st, "data") / 1000;
-			p->stages[1] = wire::get_num(st, "compute") / 1000;
-			p->stages[2] = wire::get_num(st, "comm") / 1000;
-		}
+	p->step = (double)s.step;
+	p->it_s = s.it_s;
+	if (s.stages.present) {
+		p->stages[0] = s.stages.data / 1000;
+		p->stages[1] = s.stages.compute / 1000;
+		p->stages[2] = s.stages.comm / 1000;
 	}
-	json_object_put(s);
-	return ok;
+	return true;
 }
 } /* namespace tidal::plugin */
