@@ -438,6 +438,43 @@ static int _start_het(job_record_t *leader, time_t now)
 	return rc;
 }
 
+/* Distinct nodes of D's placement (at least 1). */
+static int _decision_nodes(const tidal_decision_t *d)
+{
+	int n = 0;
+	for (int k = 0; k < d->n_shares; k++)
+		n += d->share_gpus[k] > 0;
+	return n > 0 ? n : 1;
+}
+
+/* D's placement as "node:gpus,..." in BUF (SIZE bytes); "" if it has
+ * none or it does not fit. */
+static const char *_decision_at(const tidal_snap_t *snap,
+				const tidal_decision_t *d, char *buf,
+				size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int k = 0; k < d->n_shares; k++) {
+		int n = d->share_node[k], w;
+
+		if (d->share_gpus[k] <= 0)
+			continue;
+		if (n < 0 || n >= snap->n_nodes || !snap->nodes[n].name)
+			goto none;
+		w = snprintf(buf + len, size - len, "%s%s:%d", len ? "," : "",
+			     snap->nodes[n].name, d->share_gpus[k]);
+		if (w < 0 || (size_t)w >= size - len)
+			goto none;
+		len += w;
+	}
+	return buf;
+none:
+	buf[0] = '\0';
+	return buf;
+}
+
 static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 			job_record_t *job_ptr, time_t now)
 {
@@ -471,16 +508,13 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 	}
 	if (sj && sj->max_gpus && d->gpus > 0 && d->gpus != sj->gpus) {
 		/* An elastic job starts at the size the policy chose. */
-		tidal_resize_t *r = tidal_resize_find(d->job);
-		int nodes = d->n_shares > 0 ? d->n_shares : 1;
-		rc = tidal_set_gpu_request(job_ptr, d->gpus, nodes);
+		rc = tidal_resize_start_at(job_ptr, d->gpus,
+					   _decision_nodes(d));
 		if (rc != SLURM_SUCCESS) {
 			verbose("sched/tidal: %pJ: cannot ask for %d GPUs: %s",
 				job_ptr, d->gpus, slurm_strerror(rc));
 			return 0;
 		}
-		if (r)
-			r->request_set = 1;
 		sj = NULL; /* the snapshot's request shape is stale now */
 	}
 	if (d->n_shares > 0 && !(ok = _allowed_nodes(snap, d, sj))) {
@@ -566,20 +600,12 @@ static void _apply_preempt(const tidal_decision_t *d, job_record_t *job_ptr)
 	tidal_set_reason(job_ptr, TIDAL_PREEMPT_PREFIX, d->reason);
 }
 
-/* Distinct nodes of D's placement (at least 1). */
-static int _decision_nodes(const tidal_decision_t *d)
-{
-	int n = 0;
-	for (int k = 0; k < d->n_shares; k++)
-		n += d->share_gpus[k] > 0;
-	return n > 0 ? n : 1;
-}
-
 static void _apply_resize(const tidal_snap_t *snap, const tidal_decision_t *d,
 			  job_record_t *job_ptr,
 			  const tidal_apply_conf_t *conf, time_t now)
 {
 	const tidal_job_t *sj = _snap_job(snap, d);
+	char at[TIDAL_AT_MAX];
 
 	if (!IS_JOB_RUNNING(job_ptr) || IS_JOB_COMPLETING(job_ptr) || !sj ||
 	    d->gpus <= 0)
@@ -587,7 +613,8 @@ static void _apply_resize(const tidal_snap_t *snap, const tidal_decision_t *d,
 	if (d->gpus == sj->gpus && !tidal_resize_find(d->job))
 		return; /* only moved: not worth a restart */
 	tidal_resize_begin(job_ptr, sj->gpus, d->gpus, _decision_nodes(d),
-			   d->reason, conf, now);
+			   _decision_at(snap, d, at, sizeof(at)), d->reason,
+			   conf, now);
 }
 
 /* The policy keeps JOB_PTR (decision D) at its size now: a resize still
@@ -595,8 +622,8 @@ static void _apply_resize(const tidal_snap_t *snap, const tidal_decision_t *d,
  * reached the job's agent: its trainers are stopping, and calling off
  * would leave it holding its GPUs idle.  That resize goes on, to restart
  * at the size the policy now keeps. */
-static void _call_off_resize(const tidal_decision_t *d,
-			     job_record_t *job_ptr)
+static void _call_off_resize(const tidal_snap_t *snap,
+			     const tidal_decision_t *d, job_record_t *job_ptr)
 {
 	tidal_resize_t *r = tidal_resize_find(job_ptr->job_id);
 
@@ -604,7 +631,7 @@ static void _call_off_resize(const tidal_decision_t *d,
 		return;
 	if (r->cmd && !tidal_agent_withdraw(r->cmd)) {
 		if (d->gpus > 0 && d->gpus != r->gpus) {
-			char note[200];
+			char note[200], at[TIDAL_AT_MAX];
 
 			info("sched/tidal: resize of %pJ: checkpoint_stop already "
 			     "delivered; it restarts at %d GPUs, the size the "
@@ -618,8 +645,9 @@ static void _call_off_resize(const tidal_decision_t *d,
 				 d->gpus, r->gpus, d->gpus);
 			tidal_agent_note(job_ptr->job_id, (double)time(NULL),
 					 note);
-			r->gpus = d->gpus;
-			r->nodes = _decision_nodes(d);
+			tidal_resize_retarget(
+				r, d->gpus, _decision_nodes(d),
+				_decision_at(snap, d, at, sizeof(at)));
 		}
 		return;
 	}
@@ -896,7 +924,7 @@ extern int tidal_plan_apply(const tidal_snap_t *snap, const tidal_plan_t *plan,
 		else if (d->action == TIDAL_RESIZE)
 			_apply_resize(snap, d, job_ptr, conf, now);
 		else if (d->action == TIDAL_KEEP)
-			_call_off_resize(d, job_ptr);
+			_call_off_resize(snap, d, job_ptr);
 	}
 	/* After the decisions, so that a resize the policy no longer wants
 	 * is called off before its requeue. */

@@ -4,7 +4,7 @@
  * An elastic resize is a small state machine, one step per cycle, so that
  * no slurmctld lock is ever held while waiting for a job:
  *
- *   Resize decision (job running at n GPUs, target m)
+ *   Resize decision (job running at n GPUs, target m, placed P)
  *        |  batch host has a live tidald (heartbeat within 3 of its
  *        |  intervals): queue "checkpoint_stop" for it (agents/);
  *        |  otherwise signal the batch step (ResizeSignal, e.g. USR1:
@@ -22,6 +22,15 @@
  *        |      run that began before the requeue is one a restarted
  *        v      slurmctld brought back from older state: requeued again
  *   (done)      once it runs; a job cancelled meanwhile is forgotten
+ *
+ * The record keeps the decision's target: m GPUs on k nodes, placed P
+ * ("n1:4,n2:4"), told in the job's story and saved.  The restart itself is
+ * placed by the Start decision of the cycle that starts the job: that
+ * cycle also places every other start, and holding the job to P could
+ * aim it at GPUs the same cycle gave to another.  This file is the one
+ * place that changes a job's GPU request: on the way back from a requeue,
+ * and for an elastic job the policy starts at a size of its choosing
+ * (tidal_resize_start_at(), from apply.c).
  *
  * A batch job that ended FAILED by a signal (its batch script, normally
  * tidal-launch, killed outside Slurm: scancel, time limits, the OOM killer
@@ -224,7 +233,10 @@ static char *_gpu_tres(int n)
 	return s;
 }
 
-extern int tidal_set_gpu_request(job_record_t *job_ptr, int gpus, int nodes)
+/* Change a pending job's GPU request to GPUS on NODES nodes (update_job
+ * with a job_desc): this file is the one place that does.  RET
+ * SLURM_SUCCESS or an ESLURM code. */
+static int _set_gpu_request(job_record_t *job_ptr, int gpus, int nodes)
 {
 	job_desc_msg_t *desc = xmalloc(sizeof(*desc));
 	slurm_msg_t msg;
@@ -262,6 +274,16 @@ extern int tidal_set_gpu_request(job_record_t *job_ptr, int gpus, int nodes)
 	return rc;
 }
 
+extern int tidal_resize_start_at(job_record_t *job_ptr, int gpus, int nodes)
+{
+	tidal_resize_t *r = tidal_resize_find(job_ptr->job_id);
+	int rc = _set_gpu_request(job_ptr, gpus, nodes);
+
+	if (rc == SLURM_SUCCESS && r)
+		r->request_set = 1; /* a restart at the size now decided */
+	return rc;
+}
+
 static int _requeue(job_record_t *job_ptr, time_t now)
 {
 	int rc = job_requeue(0, job_ptr->job_id, NULL, false, 0);
@@ -293,18 +315,27 @@ static bool _ask_agent(job_record_t *job_ptr, tidal_resize_t *r,
 	return true;
 }
 
+extern void tidal_resize_retarget(tidal_resize_t *r, int gpus, int nodes,
+				  const char *at)
+{
+	r->gpus = gpus;
+	r->nodes = nodes;
+	/* One word of a state line: a longer list is not kept. */
+	if (!at || strlen(at) >= sizeof(r->at) || strchr(at, ' '))
+		at = "";
+	strcpy(r->at, at);
+}
+
 extern void tidal_resize_begin(job_record_t *job_ptr, int from, int gpus,
-			       int nodes, const char *why,
+			       int nodes, const char *at, const char *why,
 			       const tidal_apply_conf_t *conf, time_t now)
 {
 	tidal_resize_t *r = tidal_resize_find(job_ptr->job_id);
-	char note[TIDAL_REASON_MAX + 80];
+	char note[TIDAL_REASON_MAX + TIDAL_AT_MAX + 100];
 
 	if (r) { /* already under way: only the target may change */
-		if (r->phase == TIDAL_RS_CHECKPOINT) {
-			r->gpus = gpus;
-			r->nodes = nodes;
-		}
+		if (r->phase == TIDAL_RS_CHECKPOINT)
+			tidal_resize_retarget(r, gpus, nodes, at);
 		return;
 	}
 	if (!job_ptr->batch_flag || n_resizes >= MAX_TRANSIT) {
@@ -315,13 +346,15 @@ extern void tidal_resize_begin(job_record_t *job_ptr, int from, int gpus,
 	r = &resizes[n_resizes++];
 	memset(r, 0, sizeof(*r));
 	r->job = job_ptr->job_id;
-	r->gpus = gpus;
-	r->nodes = nodes;
+	tidal_resize_retarget(r, gpus, nodes, at);
 	r->since = now;
 	r->phase = TIDAL_RS_CHECKPOINT;
-	snprintf(note, sizeof(note), "resize from %d to %d GPUs decided on %s "
-		 "(%s)", from, gpus, job_ptr->nodes ? job_ptr->nodes : "?",
-		 why && *why ? why : "no reason given");
+	snprintf(note, sizeof(note),
+		 "resize from %d to %d GPUs decided on %s "
+		 "(%s)%s%s",
+		 from, gpus, job_ptr->nodes ? job_ptr->nodes : "?",
+		 why && *why ? why : "no reason given",
+		 r->at[0] ? ", placed " : "", r->at);
 	tidal_agent_note(r->job, (double)now, note);
 	if (_ask_agent(job_ptr, r, conf, now))
 		return;
@@ -448,7 +481,7 @@ static bool _resize_step(tidal_resize_t *r, const tidal_apply_conf_t *conf,
 			 time_t now)
 {
 	job_record_t *job_ptr = find_job_record(r->job);
-	char note[160];
+	char note[TIDAL_AT_MAX + 160];
 	int rc;
 
 	if (!job_ptr || IS_JOB_FINISHED(job_ptr)) {
@@ -483,8 +516,10 @@ static bool _resize_step(tidal_resize_t *r, const tidal_apply_conf_t *conf,
 		}
 		info("sched/tidal: resize %pJ: requeued, to restart at %d GPUs",
 		     job_ptr, r->gpus);
-		snprintf(note, sizeof(note), "requeued, to restart at %d GPUs",
-			 r->gpus);
+		snprintf(note, sizeof(note),
+			 "requeued, to restart at %d GPUs%s%s%s", r->gpus,
+			 r->at[0] ? " (placed " : "", r->at,
+			 r->at[0] ? ")" : "");
 		tidal_agent_note(r->job, (double)now, note);
 		r->cmd = 0;
 		r->phase = TIDAL_RS_REQUEUED;
@@ -501,7 +536,7 @@ static bool _resize_step(tidal_resize_t *r, const tidal_apply_conf_t *conf,
 		return false;
 	}
 	if (!r->request_set && IS_JOB_PENDING(job_ptr)) {
-		rc = tidal_set_gpu_request(job_ptr, r->gpus, r->nodes);
+		rc = _set_gpu_request(job_ptr, r->gpus, r->nodes);
 		if (rc == SLURM_SUCCESS)
 			r->request_set = 1;
 		else
@@ -539,10 +574,11 @@ extern void tidal_transit_dump(char **text)
 		xstrfmtcat(*text, "requeue %u %ld\n", requeued[i].job,
 			   (long)requeued[i].when);
 	for (int i = 0; i < n_resizes; i++)
-		xstrfmtcat(*text, "resize %u %d %d %d %d %ld %" PRIu64 "\n",
+		xstrfmtcat(*text, "resize %u %d %d %d %d %ld %" PRIu64 " %s\n",
 			   resizes[i].job, resizes[i].gpus, resizes[i].nodes,
 			   resizes[i].phase, resizes[i].request_set,
-			   (long)resizes[i].since, resizes[i].cmd);
+			   (long)resizes[i].since, resizes[i].cmd,
+			   resizes[i].at[0] ? resizes[i].at : "-");
 }
 
 extern int tidal_transit_load_line(const char *line)
@@ -555,9 +591,14 @@ extern int tidal_transit_load_line(const char *line)
 		tidal_note_requeue(job, when);
 		return 1;
 	}
-	/* The 7th field (the agent command) is absent in older files. */
-	if (sscanf(line, "resize %u %d %d %d %d %ld %" SCNu64, &job, &r.gpus,
-		   &r.nodes, &r.phase, &r.request_set, &when, &r.cmd) >= 6) {
+	_Static_assert(TIDAL_AT_MAX == 256, "the %255s below reads at[]");
+	/* The 7th field (the agent command) and the 8th (the placement, "-"
+	 * for none) are absent in older files. */
+	if (sscanf(line, "resize %u %d %d %d %d %ld %" SCNu64 " %255s", &job,
+		   &r.gpus, &r.nodes, &r.phase, &r.request_set, &when, &r.cmd,
+		   r.at) >= 6) {
+		if (!strcmp(r.at, "-"))
+			r.at[0] = '\0';
 		if (n_resizes < MAX_TRANSIT && !tidal_resize_find(job)) {
 			r.job = job;
 			r.since = when;

@@ -97,9 +97,14 @@ int tidal_plan_reasons_left(const tidal_plan_t *plan);
 
 enum { TIDAL_RS_CHECKPOINT = 0, TIDAL_RS_REQUEUED = 1 };
 
+#define TIDAL_AT_MAX 256
+
 typedef struct {
 	uint32_t job;
 	int gpus, nodes;  /* target */
+	char at[TIDAL_AT_MAX]; /* where the policy placed the target,
+				* "n1:4,n2:4" ("" if it placed none, or
+				* the list is longer than this) */
 	int phase;        /* TIDAL_RS_* */
 	int request_set;  /* the pending job's GPU request was changed */
 	time_t since;     /* phase entered */
@@ -118,14 +123,22 @@ int tidal_requeued_count(void);
  * Slurm and that have a checkpoint to resume from (job write lock held). */
 void tidal_revive_killed(time_t now);
 
-/* Change a pending job's GPU request to GPUS on NODES nodes (update_job
- * with a job_desc).  RET SLURM_SUCCESS or an ESLURM code. */
-int tidal_set_gpu_request(job_record_t *job_ptr, int gpus, int nodes);
-/* Start resizing running JOB_PTR from FROM to GPUS on NODES nodes, for
- * WHY (the decision's reason, told in the job's story; see resize.c). */
+/* Pending elastic JOB_PTR starts at GPUS on NODES nodes, the size the
+ * policy chose: its GPU request is changed to that (resize.c owns every
+ * change of a job's GPU request), and a resize waiting for the restart
+ * takes it as its own.  RET SLURM_SUCCESS or an ESLURM code. */
+int tidal_resize_start_at(job_record_t *job_ptr, int gpus, int nodes);
+/* Start resizing running JOB_PTR from FROM to GPUS on NODES nodes, placed
+ * AT (the decision's placement as "node:gpus,...", or ""), for WHY (the
+ * decision's reason); both are told in the job's story (resize.c).  A
+ * resize under way only takes the new target. */
 void tidal_resize_begin(job_record_t *job_ptr, int from, int gpus, int nodes,
-			const char *why, const tidal_apply_conf_t *conf,
-			time_t now);
+			const char *at, const char *why,
+			const tidal_apply_conf_t *conf, time_t now);
+/* The policy now keeps resizing JOB_PTR at GPUS on NODES placed AT:
+ * a resize past its checkpoint_stop takes that as its target. */
+void tidal_resize_retarget(tidal_resize_t *r, int gpus, int nodes,
+			   const char *at);
 /* Move every resize one step on; called each cycle under the locks. */
 void tidal_resize_advance(const tidal_apply_conf_t *conf, time_t now);
 tidal_resize_t *tidal_resize_find(uint32_t job);
