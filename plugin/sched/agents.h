@@ -37,6 +37,13 @@ struct JobProgress {
 bool agent_job_progress(std::uint32_t job, double now, double max_age,
 			JobProgress *p);
 
+/* How ckpt_where (agents/node_ops.cc) learns a job's owner: LOOKUP(job)
+ * RET its uid, -1 if unknown.  The engine registers it (engine.cc), so
+ * that the agents' code never calls into the engine: calls go engine ->
+ * agents only, as the locks are taken.  Called with no lock of the
+ * registry held. */
+void agent_set_owner_lookup(std::int64_t (*lookup)(std::uint32_t job));
+
 /* The distinct fabric reports of the registered agents (JSON of
  * core/placement/fabric.h's to_json()), for apply_agent_fabric() in
  * engine.cc. */

@@ -33,10 +33,10 @@
 #include <string>
 #include <vector>
 
+#include "plugin/sched/agents.h"
 #include "plugin/sched/agents/registry.h"
 #include "plugin/sched/bridge.h"
 #include "plugin/sched/c_api.h"
-#include "plugin/sched/engine.h"
 #include "proto/json.h"
 #include "proto/messages.h"
 
@@ -48,6 +48,8 @@ namespace
 
 /* tidal_agent_on_awaited_ack()'s callback. */
 std::atomic<void (*)(void)> awaited_ack_wake{ nullptr };
+/* agent_set_owner_lookup()'s. */
+std::atomic<int64_t (*)(uint32_t)> owner_lookup{ nullptr };
 
 std::string fail(const std::string &msg, bool reregister = false)
 {
@@ -277,11 +279,12 @@ std::string handle(const char *request, uint32_t uid, bool admin,
 	} else {
 		/* Before the registry's lock: the engine's lock is taken
 		 * first elsewhere (engine -> registry, never the reverse). */
-		int64_t owner =
-			op == "ckpt_where"
-				? engine().job_uid(
-					  (uint32_t)wire::get_integer(q, "job"))
-				: -1;
+		int64_t job, owner = -1;
+		auto lookup = owner_lookup.load();
+		if (op == "ckpt_where" && lookup &&
+		    wire::get_integer_in(q, "job", 1, wire::kMaxJobId, &job) >
+			    0)
+			owner = lookup((uint32_t)job);
 		Registry &r = reg();
 		std::lock_guard<std::mutex> g(r.mu);
 		std::string node = wire::get_string(q, "node");
@@ -337,6 +340,11 @@ extern "C" char *tidal_agent_request(const char *request, uint32_t uid,
 	} catch (...) {
 		return internal_error_reply();
 	}
+}
+
+void tidal::plugin::agent_set_owner_lookup(int64_t (*lookup)(uint32_t))
+{
+	owner_lookup.store(lookup);
 }
 
 extern "C" void tidal_agent_on_awaited_ack(void (*wake)(void))
