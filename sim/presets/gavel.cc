@@ -143,11 +143,27 @@ ShockwaveConfig shockwave_config(const Params &params, const GavelRunConfig &g)
 		json_object *o = json_object_from_file(path.c_str());
 		if (!o)
 			input_error(path, 0, "not a JSON object (Shockwave config)");
+		if (!json_object_is_type(o, json_type_object))
+			input_error(path, 0,
+				    "not a JSON object (Shockwave config)");
+		/* A number where the config has KEY (as Shockwave reads it),
+		 * else DEF; anything else is an error naming the key. */
+		auto is_num = [](json_object *v) {
+			return json_object_is_type(v, json_type_double) ||
+			       json_object_is_type(v, json_type_int);
+		};
 		auto num = [&](const char *k, double def) {
 			json_object *v;
-			return json_object_object_get_ex(o, k, &v)
-				       ? json_object_get_double(v)
-				       : def;
+			if (!json_object_object_get_ex(o, k, &v))
+				return def;
+			if (!is_num(v))
+				input_error(
+					path, 0,
+					std::string("\"") + k +
+						"\" must be a number (got " +
+						json_object_to_json_string(v) +
+						")");
+			return json_object_get_double(v);
 		};
 		c.future_rounds = (int)num("future_rounds", c.future_rounds);
 		c.k = num("k", c.k);
@@ -157,10 +173,22 @@ ShockwaveConfig shockwave_config(const Params &params, const GavelRunConfig &g)
 		c.time_limit_s = num("solver_timeout", c.time_limit_s);
 		json_object *b;
 		if (json_object_object_get_ex(o, "log_approximation_bases", &b)) {
+			if (!json_object_is_type(b, json_type_array))
+				input_error(path, 0,
+					    "\"log_approximation_bases\" must "
+					    "be an array of numbers");
 			c.bases.clear();
-			for (size_t i = 0; i < json_object_array_length(b); i++)
-				c.bases.push_back(json_object_get_double(
-					json_object_array_get_idx(b, i)));
+			for (size_t i = 0; i < json_object_array_length(b);
+			     i++) {
+				json_object *v =
+					json_object_array_get_idx(b, i);
+				if (!is_num(v))
+					input_error(
+						path, 0,
+						"\"log_approximation_bases\" "
+						"must be an array of numbers");
+				c.bases.push_back(json_object_get_double(v));
+			}
 		}
 		json_object_put(o);
 	}

@@ -20,6 +20,12 @@ printf '%s\n' id,submit,gpus,duration,model,batch,deadline \
 mkdir profiles
 printf 'global_batch_size,1,2,4\n64,1.0,1.9,3.6\n' >profiles/resnet.csv
 printf 'Placement=best-fit\nBogus=1\n' >conf.txt
+# A one-job Gavel run: cluster, trace, throughputs, Shockwave's config.
+printf 'GresTypes=gpu\nNodeName=w[00-01] CPUs=8 Gres=gpu:v100:1\n' >g.conf
+printf 'ResNet-18 (batch size 32)\tpython3 main.py\tcifar10\t--num_steps\t1\t1000\t1\taccordion\t1\t-1.0\t3338\t0\n' >g.trace
+printf '{"v100": {"(%s, 1)": {"null": 10.0}}}\n' "'ResNet-18 (batch size 32)'" >tp.json
+printf '{"k": "x"}\n' >sw_bad.json
+printf '{"log_approximation_bases": [1, "a"]}\n' >sw_bases.json
 
 pass() { PASSED=$((PASSED + 1)); echo "ok    $1"; }
 fail() { FAILED=$((FAILED + 1)); echo "FAIL  $1"; }
@@ -78,6 +84,14 @@ run "a typo of a key" 1 \
 if [ -e out.json ]; then fail "nothing written"; else pass "nothing written"; fi
 run "an unknown key of a --policy-config file" 1 \
 	"tidal-sim: conf.txt:2: Bogus=1: unknown key" --policy fifo --policy-config conf.txt
+expect "a Shockwave config value that is not a number" 1 \
+	'tidal-sim: sw_bad.json: "k" must be a number (got "x")' \
+	--preset gavel --cluster g.conf --trace g.trace --profiles tp.json \
+	--policy shockwave --policy-config sw_bad.json
+expect "Shockwave's bases that are not numbers" 1 \
+	'tidal-sim: sw_bases.json: "log_approximation_bases" must be an array of numbers' \
+	--preset gavel --cluster g.conf --trace g.trace --profiles tp.json \
+	--policy shockwave --policy-config sw_bases.json
 run "a key of another policy is a warning" 0 \
 	"tidal-sim: warning: --param Tiresias.Thresholds=100: ignored: not read by the tidal preset or its policy fifo; a key of policy tiresias" \
 	--policy fifo --param Tiresias.Thresholds=100
