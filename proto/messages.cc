@@ -140,6 +140,36 @@ std::string bad_count(json_object *q)
 	return "";
 }
 
+/* LINE as a reply: RET its object if its "ok" is true (the caller reads
+ * its fields, then puts it); else null, with *ERROR from it and *JSON
+ * saying whether LINE was a JSON object at all. */
+json_object *ok_object(const std::string &line, std::string *error, bool *json)
+{
+	json_object *o = parse_object(line);
+	*json = o != nullptr;
+	if (reply_ok(o, error))
+		return o;
+	if (o)
+		json_object_put(o);
+	return nullptr;
+}
+
+/* LINE as the reply *OUT (ok, error): RET false if it is not a JSON
+ * object; when ok, READ(its object) fills in the rest. */
+template <typename T, typename F>
+bool decode_reply(const std::string &line, T *out, F &&read)
+{
+	*out = T();
+	bool json;
+	json_object *o = ok_object(line, &out->error, &json);
+	if (!o)
+		return json;
+	out->ok = true;
+	read(o);
+	json_object_put(o);
+	return true;
+}
+
 /* Parse LINE and decode it as a T; RET false with *ERR. */
 template <typename T>
 bool decode_line(const std::string &line, T *out, std::string *err)
@@ -463,26 +493,19 @@ static CkptHolderRef holder_of(json_object *e)
 
 bool decode(const std::string &line, CkptWhereReply *out)
 {
-	*out = CkptWhereReply();
-	json_object *r = parse_object(line);
-	if (!reply_ok(r, &out->error)) {
-		if (r)
-			json_object_put(r);
-		return r != nullptr;
-	}
-	out->ok = true;
-	out->job = count(r, "job", kMaxJobId);
-	out->newest = holder_of(r);
-	out->path = get_string(r, "path");
-	if (json_object *hs = array(r, "holders"))
-		for (size_t i = 0; i < json_object_array_length(hs); i++)
-			out->holders.push_back(
-				holder_of(json_object_array_get_idx(hs, i)));
-	int64_t uid;
-	if (get_integer_in(r, "uid", 0, 4294967295LL, &uid) > 0)
-		out->uid = uid;
-	json_object_put(r);
-	return true;
+	return decode_reply(line, out, [out](json_object *r) {
+		out->job = count(r, "job", kMaxJobId);
+		out->newest = holder_of(r);
+		out->path = get_string(r, "path");
+		if (json_object *hs = array(r, "holders"))
+			for (size_t i = 0; i < json_object_array_length(hs);
+			     i++)
+				out->holders.push_back(holder_of(
+					json_object_array_get_idx(hs, i)));
+		int64_t uid;
+		if (get_integer_in(r, "uid", 0, 4294967295LL, &uid) > 0)
+			out->uid = uid;
+	});
 }
 
 /* ---- tidal-launch -> tidald ---- */
@@ -551,15 +574,14 @@ std::string encode(const HelloReply &m)
 bool decode(const std::string &line, HelloReply *out, std::string *err)
 {
 	*out = HelloReply();
-	json_object *o = parse_object(line);
-	bool ok = reply_ok(o, err);
-	if (ok) {
-		out->node = get_string(o, "node");
-		out->ckpt_dir = get_string(o, "ckpt_dir");
-	}
-	if (o)
-		json_object_put(o);
-	return ok;
+	bool json;
+	json_object *o = ok_object(line, err, &json);
+	if (!o)
+		return false;
+	out->node = get_string(o, "node");
+	out->ckpt_dir = get_string(o, "ckpt_dir");
+	json_object_put(o);
+	return true;
 }
 
 std::string encode(const FetchReply &m)
@@ -586,30 +608,24 @@ std::string encode(const FetchReply &m)
 
 bool decode(const std::string &line, FetchReply *out)
 {
-	*out = FetchReply();
-	json_object *o = parse_object(line);
-	if (!reply_ok(o, &out->error)) {
-		if (o)
-			json_object_put(o);
-		return o != nullptr;
-	}
-	out->ok = true;
-	out->ckpt = ckpt_ref_of(o);
-	out->from = get_string(o, "from");
-	int64_t b;
-	if (get_integer_in(o, "bytes", 0, INT64_MAX, &b) > 0) {
-		out->bytes = (uint64_t)b;
-		out->ms = num(o, "ms");
-	}
-	if (json_object *a = array(o, "warnings"))
-		for (size_t i = 0; i < json_object_array_length(a); i++) {
-			json_object *w = json_object_array_get_idx(a, i);
-			if (json_object_is_type(w, json_type_string))
-				out->warnings.push_back(
-					json_object_get_string(w));
+	return decode_reply(line, out, [out](json_object *o) {
+		out->ckpt = ckpt_ref_of(o);
+		out->from = get_string(o, "from");
+		int64_t b;
+		if (get_integer_in(o, "bytes", 0, INT64_MAX, &b) > 0) {
+			out->bytes = (uint64_t)b;
+			out->ms = num(o, "ms");
 		}
-	json_object_put(o);
-	return true;
+		if (json_object *a = array(o, "warnings"))
+			for (size_t i = 0; i < json_object_array_length(a);
+			     i++) {
+				json_object *w =
+					json_object_array_get_idx(a, i);
+				if (json_object_is_type(w, json_type_string))
+					out->warnings.push_back(
+						json_object_get_string(w));
+			}
+	});
 }
 
 /* ---- tidald -> tidald ---- */
@@ -713,15 +729,14 @@ std::string encode(const LauncherStatus &m)
 bool decode(const std::string &line, LauncherStatus *out, std::string *err)
 {
 	*out = LauncherStatus();
-	json_object *o = parse_object(line);
-	bool ok = reply_ok(o, err);
-	if (ok) {
-		out->job = get_string(o, "job");
-		out->status = decode_status(o);
-	}
-	if (o)
-		json_object_put(o);
-	return ok;
+	bool json;
+	json_object *o = ok_object(line, err, &json);
+	if (!o)
+		return false;
+	out->job = get_string(o, "job");
+	out->status = decode_status(o);
+	json_object_put(o);
+	return true;
 }
 
 std::string encode(const CkptDone &m)
@@ -738,19 +753,11 @@ std::string encode(const CkptDone &m)
 
 bool decode(const std::string &line, CkptDone *out)
 {
-	*out = CkptDone();
-	json_object *o = parse_object(line);
-	if (!reply_ok(o, &out->error)) {
-		if (o)
-			json_object_put(o);
-		return o != nullptr;
-	}
-	out->ok = true;
-	out->ckpt = ckpt_ref_of(o);
-	out->bytes = count(o, "bytes");
-	out->ms = num(o, "ms");
-	json_object_put(o);
-	return true;
+	return decode_reply(line, out, [out](json_object *o) {
+		out->ckpt = ckpt_ref_of(o);
+		out->bytes = count(o, "bytes");
+		out->ms = num(o, "ms");
+	});
 }
 
 /* ---- tidalctl -> sched/tidal ---- */
