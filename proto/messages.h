@@ -98,7 +98,8 @@ struct Stages {
  *
  * state: running, restarting or stopped (tidal-launch(1)); "unknown" in a
  * heartbeat when the launcher did not answer ok.  loss and gns are null
- * until measured; last_ckpt is null before the first checkpoint.
+ * until measured, stages absent; last_ckpt is null before the first
+ * checkpoint.
  */
 struct TrainStatus {
 	std::string node, state;
