@@ -87,15 +87,18 @@ $(BUILD)/obj/core/solvers/matching.o: TIDAL_CXXFLAGS += $(LEMON_CFLAGS) \
 
 -include $(CORE_OBJ:.o=.d) $(SIM_OBJ:.o=.d)
 
-# Policies register themselves from static constructors: link the archives
-# whole so none is dropped.
-$(BUILD)/libtidal-core.a: $(CORE_OBJ)
+# Every archive: its objects are named where it is declared (a rule
+# without a recipe, below or in a component's .mk); this builds it afresh
+# from them.
+$(BUILD)/libtidal-%.a:
 	@rm -f $@
 	ar rcs $@ $^
 
+# Policies register themselves from static constructors: link the archives
+# whole so none is dropped.
+$(BUILD)/libtidal-core.a: $(CORE_OBJ)
+
 $(BUILD)/libtidal-sim.a: $(SIM_OBJ)
-	@rm -f $@
-	ar rcs $@ $^
 
 # What libtidal-core needs at link time, for every program that links it.
 CORE_LIBS := $(JSONC_LIBS) $(LEMON_LIBS) $(GLPK_LIBS)
@@ -143,8 +146,6 @@ NODE_LIB_OBJ := $(NODE_LIB_SRC:%.cc=$(BUILD)/obj/%.o)
 $(NODE_LIB_OBJ): TIDAL_CXXFLAGS += $(NODE_CFLAGS)
 
 $(BUILD)/libtidal-node.a: $(NODE_LIB_OBJ)
-	@rm -f $@
-	ar rcs $@ $^
 
 .PHONY: node
 node: $(NODE_TARGETS)

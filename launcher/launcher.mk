@@ -13,8 +13,6 @@ LAUNCH_LIB_OBJ := $(LAUNCH_LIB_SRC:%.cc=$(BUILD)/obj/%.o)
 $(LAUNCH_LIB_OBJ): TIDAL_CXXFLAGS += $(NODE_CFLAGS)
 
 $(BUILD)/libtidal-launch.a: $(LAUNCH_LIB_OBJ)
-	@rm -f $@
-	ar rcs $@ $^
 
 LAUNCH_SRC := launcher/main.cc launcher/launcher.cc launcher/supervise.cc
 LAUNCH_OBJ := $(LAUNCH_SRC:%.cc=$(BUILD)/obj/%.o)

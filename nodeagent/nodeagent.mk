@@ -17,8 +17,6 @@ TIDALD_OBJ := $(TIDALD_SRC:%.cc=$(BUILD)/obj/%.o)
 $(TIDALD_OBJ) $(AGENT_LIB_OBJ): TIDAL_CXXFLAGS += $(NODE_CFLAGS)
 
 $(BUILD)/libtidal-agent.a: $(AGENT_LIB_OBJ)
-	@rm -f $@
-	ar rcs $@ $^
 
 $(BUILD)/tidald: $(TIDALD_OBJ) $(BUILD)/libtidal-agent.a \
 		$(BUILD)/libtidal-node.a $(BUILD)/libtidal-core.a

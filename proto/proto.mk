@@ -22,5 +22,3 @@ PROTO_JSON_OBJ := $(BUILD)/obj/proto/json.o $(BUILD)/obj/proto/messages.o
 $(PROTO_OBJ): TIDAL_CXXFLAGS += $(MUNGE_CFLAGS)
 
 $(BUILD)/libtidal-proto.a: $(PROTO_OBJ)
-	@rm -f $@
-	ar rcs $@ $^

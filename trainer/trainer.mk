@@ -9,8 +9,6 @@ TRAIN_LIB_OBJ := $(TRAIN_LIB_SRC:%.cc=$(BUILD)/obj/%.o)
 $(TRAIN_LIB_OBJ): TIDAL_CXXFLAGS += $(NODE_CFLAGS)
 
 $(BUILD)/libtidal-train.a: $(TRAIN_LIB_OBJ)
-	@rm -f $@
-	ar rcs $@ $^
 
 ifeq ($(HAVE_GLOO),1)
 TRAIN_SRC := trainer/train_main.cc trainer/train_loop.cc \
