@@ -132,28 +132,16 @@ void ControlServer::accept_one()
 
 void ControlServer::read_client(int fd, std::vector<Request> &out)
 {
-	Client &c = clients_[fd];
-	char buf[4096];
-	ssize_t n = recv(fd, buf, sizeof buf, 0);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (n <= 0) {
-		drop(fd);
-		return;
-	}
-	c.in.append(buf, n);
-	size_t nl;
-	while ((nl = c.in.find('\n')) != std::string::npos) {
-		std::string line = c.in.substr(0, nl);
-		c.in.erase(0, nl + 1);
-		Request r;
-		r.client = fd;
-		wire::ControlRequest q;
-		if (wire::decode(line, &q, &r.error))
-			r.op = q.op;
-		out.push_back(r);
-	}
-	if (c.in.size() > kMaxLine)
+	int rc = wire::read_lines(fd, &clients_[fd].in, kMaxLine,
+				  [&](const std::string &line) {
+					  Request r;
+					  r.client = fd;
+					  wire::ControlRequest q;
+					  if (wire::decode(line, &q, &r.error))
+						  r.op = q.op;
+					  out.push_back(r);
+				  });
+	if (rc <= 0)
 		drop(fd);
 }
 

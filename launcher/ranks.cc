@@ -4,6 +4,8 @@
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #include "launcher/ranks.h"
+#include "node/topo.h"
+#include "proto/wire.h"
 
 #include <fcntl.h>
 #include <json.h>
@@ -119,7 +121,7 @@ bool spawn_rank(Rank &r, const SpawnSpec &spec, std::string &err)
 	cpu_set_t set;
 	CPU_ZERO(&set);
 	std::vector<int> cpus;
-	bool bind = !spec.cpus.empty() && parse_cpu_list(spec.cpus, cpus);
+	bool bind = topo::parse_cpu_list(spec.cpus, &cpus) && !cpus.empty();
 	for (int c : cpus)
 		if (c < CPU_SETSIZE)
 			CPU_SET(c, &set);
@@ -169,34 +171,33 @@ bool spawn_rank(Rank &r, const SpawnSpec &spec, std::string &err)
 
 void read_events(Rank &r, std::vector<Event> &out)
 {
-	char buf[4096];
-	while (r.event_fd >= 0) {
-		ssize_t n = read(r.event_fd, buf, sizeof buf);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return;
-		if (n <= 0) {
-			close(r.event_fd);
-			r.event_fd = -1;
-			break;
-		}
-		r.partial.append(buf, n);
-		size_t nl;
-		while ((nl = r.partial.find('\n')) != std::string::npos) {
-			std::string line = r.partial.substr(0, nl);
-			r.partial.erase(0, nl + 1);
+	if (r.event_fd < 0)
+		return;
+	/* A trainer's event lines are short; a runaway one is cut off. */
+	int rc = wire::read_lines(
+		r.event_fd, &r.partial, 1 << 20, [&](const std::string &line) {
 			Event e;
 			std::string err;
 			if (line.empty())
-				continue;
+				return;
 			if (parse_event(line, e, err))
 				out.push_back(e);
 			else
-				std::fprintf(stderr, "tidal-launch: rank %d: bad "
-					     "event line '%s': %s\n", r.global,
-					     line.c_str(), err.c_str());
-		}
+				std::fprintf(stderr,
+					     "tidal-launch: rank %d: bad event "
+					     "line '%s': %s\n",
+					     r.global, line.c_str(),
+					     err.c_str());
+		});
+	if (rc == 0) {
+		close(r.event_fd);
+		r.event_fd = -1;
+	} else if (rc < 0) {
+		std::fprintf(stderr,
+			     "tidal-launch: rank %d: an event line over 1 MiB; "
+			     "dropped\n",
+			     r.global);
+		r.partial.clear();
 	}
 }
 
@@ -208,30 +209,6 @@ std::string describe_status(int status)
 		return "killed by signal " + std::to_string(WTERMSIG(status)) +
 		       " (" + strsignal(WTERMSIG(status)) + ")";
 	return "status " + std::to_string(status);
-}
-
-bool parse_cpu_list(const std::string &s, std::vector<int> &cpus)
-{
-	cpus.clear();
-	size_t i = 0;
-	while (i < s.size()) {
-		char *end;
-		long a = std::strtol(s.c_str() + i, &end, 10), b = a;
-		if (end == s.c_str() + i || a < 0)
-			return false;
-		i = end - s.c_str();
-		if (i < s.size() && s[i] == '-') {
-			b = std::strtol(s.c_str() + i + 1, &end, 10);
-			if (end == s.c_str() + i + 1 || b < a)
-				return false;
-			i = end - s.c_str();
-		}
-		for (long c = a; c <= b && c < 65536; c++)
-			cpus.push_back((int)c);
-		if (i < s.size() && s[i++] != ',')
-			return false;
-	}
-	return !cpus.empty();
 }
 
 } /* namespace tidal::launch */

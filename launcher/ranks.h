@@ -77,7 +77,4 @@ void read_events(Rank &r, std::vector<Event> &out);
 /* "exit status 1", "killed by signal 9 (Killed)". */
 std::string describe_status(int status);
 
-/* Parse "0-3,8,10-11" into CPU numbers.  RET false on bad syntax. */
-bool parse_cpu_list(const std::string &s, std::vector<int> &cpus);
-
 } /* namespace tidal::launch */

@@ -7,6 +7,8 @@
 #                   writes, tidal-launch chooses, tidald serves and fetches
 #   store.cc        the rendezvous store: tidal-train's ranks, tidal-launch's
 #                   server
+#   cpu_list.cc     Linux CPU lists: topo.cc, tidal-launch's binding (no
+#                   hwloc needed)
 #   topo.cc,        the node's topology (hwloc, libibverbs ports) and the
 #   topo_verbs.cc,  fabric (libibnetdisc): tidald reports them, tidal-launch
 #   fabric_ib.cc    binds by them, tidal-topo prints them; each library is
@@ -15,8 +17,8 @@
 #                   build_tree() also link libtidal-core.a
 #                   (core/placement/fabric.cc).
 
-NODE_LIB_SRC += $(PROTO_SRC) node/checkpoint.cc node/store.cc node/topo.cc \
-	node/topo_verbs.cc node/fabric_ib.cc
+NODE_LIB_SRC += $(PROTO_SRC) node/checkpoint.cc node/store.cc \
+	node/cpu_list.cc node/topo.cc node/topo_verbs.cc node/fabric_ib.cc
 NODE_LIBS += $(JSONC_LIBS)
 ifeq ($(HAVE_HWLOC),1)
 NODE_CFLAGS += -DTIDAL_HAVE_HWLOC $(HWLOC_CFLAGS)

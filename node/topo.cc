@@ -48,30 +48,6 @@ const char *path_name(Path p)
 	return "none";
 }
 
-bool parse_cpu_list(const std::string &list, std::vector<int> *out)
-{
-	out->clear();
-	size_t i = 0;
-	while (i < list.size()) {
-		char *end;
-		long a = std::strtol(list.c_str() + i, &end, 10), b = a;
-		if (end == list.c_str() + i || a < 0)
-			return false;
-		i = end - list.c_str();
-		if (i < list.size() && list[i] == '-') {
-			b = std::strtol(list.c_str() + i + 1, &end, 10);
-			if (end == list.c_str() + i + 1 || b < a)
-				return false;
-			i = end - list.c_str();
-		}
-		for (long c = a; c <= b; c++)
-			out->push_back((int)c);
-		if (i < list.size() && list[i++] != ',')
-			return false;
-	}
-	return true;
-}
-
 std::optional<GpuAffinity> gpu_affinity(const Summary &s, int index)
 {
 	for (const Gpu &g : s.gpus) {

@@ -87,7 +87,10 @@ struct GpuAffinity {
 };
 std::optional<GpuAffinity> gpu_affinity(const Summary &s, int index);
 
-/* "0-3,8,10-11" -> {0,1,2,3,8,10,11}.  RET false on a malformed list. */
+/* "0-3,8,10-11" -> {0,1,2,3,8,10,11} ("" -> {}).  RET false on a
+ * malformed list, or a CPU above kMaxCpu.  In cpu_list.cc, which needs
+ * no hwloc. */
+constexpr long kMaxCpu = 65535;
 bool parse_cpu_list(const std::string &list, std::vector<int> *out);
 
 /* ---- libibverbs ---- */

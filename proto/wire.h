@@ -29,6 +29,9 @@
 #pragma once
 
 #include <sys/types.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <cstdint>
 #include <string>
@@ -90,6 +93,35 @@ std::string peer_host(int fd);
 
 bool write_all(int fd, const void *buf, size_t n);
 bool write_all(int fd, const std::string &s);
+
+/* What nonblocking FD has now, read into *BUF: each complete line (its
+ * newline dropped) goes to F as it comes; what follows the last newline
+ * stays in *BUF for the next call.  RET 1 when FD has nothing more for
+ * now, 0 at its end or on an error (the caller closes FD), -1 when *BUF
+ * holds more than MAX bytes without a newline. */
+template <typename F>
+int read_lines(int fd, std::string *buf, size_t max, F &&f)
+{
+	char chunk[4096];
+	for (;;) {
+		ssize_t n = ::read(fd, chunk, sizeof chunk);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 1;
+		if (n <= 0)
+			return 0;
+		buf->append(chunk, (size_t)n);
+		size_t nl;
+		while ((nl = buf->find('\n')) != std::string::npos) {
+			std::string line = buf->substr(0, nl);
+			buf->erase(0, nl + 1);
+			f(line);
+		}
+		if (buf->size() > max)
+			return -1;
+	}
+}
 
 /* Buffered reader: lines, then raw bytes (ckpt_get's body follows its
  * header line on the same connection). */

