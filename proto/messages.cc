@@ -9,6 +9,7 @@
 #include <json.h>
 
 #include <cmath>
+#include <cstdlib>
 
 namespace tidal::wire
 {
@@ -790,6 +791,75 @@ bool decode(json_object *o, CtlRequest *out, std::string *err)
 	if (get_integer_in(o, "id", 1, kMaxJobId, &id) > 0)
 		out->id = id;
 	return true;
+}
+
+std::string encode(const CtlReply &m)
+{
+	json_object *o = reply(m.ok, m.error);
+	if (!m.ok)
+		return to_line(o);
+	json_object *records = json_object_new_array();
+	for (const CtlRecord &r : m.records) {
+		json_object *rec = json_object_new_object();
+		for (const auto &[key, v] : r) {
+			json_object *val = nullptr;
+			if (v.kind == CtlValue::Text)
+				val = json_object_new_string(v.text.c_str());
+			else if (v.kind == CtlValue::Integer)
+				val = json_object_new_int64(v.integer);
+			else if (v.kind == CtlValue::Number)
+				val = json_object_new_double_s(
+					std::strtod(v.text.c_str(), nullptr),
+					v.text.c_str());
+			json_object_object_add(rec, key.c_str(), val);
+		}
+		json_object_array_add(records, rec);
+	}
+	put(o, "records", records);
+	return to_line(o);
+}
+
+bool decode(const std::string &line, CtlReply *out)
+{
+	return decode_reply(line, out, [out](json_object *o) {
+		json_object *records = array(o, "records");
+		for (size_t i = 0;
+		     records && i < json_object_array_length(records); i++) {
+			json_object *rec =
+				json_object_array_get_idx(records, i);
+			if (!json_object_is_type(rec, json_type_object))
+				continue;
+			CtlRecord r;
+			json_object_object_foreach(rec, key, val)
+			{
+				CtlValue v;
+				switch (json_object_get_type(val)) {
+				case json_type_null:
+					break;
+				case json_type_string:
+					v.kind = CtlValue::Text;
+					v.text = json_object_get_string(val);
+					break;
+				case json_type_int:
+					v.kind = CtlValue::Integer;
+					v.integer = json_object_get_int64(val);
+					break;
+				case json_type_double:
+					if (!std::isfinite(
+						    json_object_get_double(
+							    val)))
+						continue;
+					v.kind = CtlValue::Number;
+					v.text = json_object_get_string(val);
+					break;
+				default:
+					continue; /* not in the schema */
+				}
+				r.emplace_back(key, v);
+			}
+			out->records.push_back(std::move(r));
+		}
+	});
 }
 
 } /* namespace tidal::wire */

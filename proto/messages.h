@@ -316,16 +316,31 @@ struct CkptDone {
  *   {"v":1,"op":"show","what":"job","id":12}
  *   {"v":1,"op":"explain","id":12}
  *   {"v":1,"op":"set","what":"policy","policy":"sjf"}   root/SlurmUser
- *   -> {"v":1,"ok":true,"records":[{"JobId":12,...},...]}
+ *   -> {"v":1,"ok":true,"records":[{"JobId":12,"JobName":"train",...},...]}
  *
- * A record is a flat object of scontrol-style keys (tidalctl(1) lists
- * them); the plugin writes them and tidalctl prints them as they come.
- * id: -1 when absent.
+ * id: -1 when absent.  A record is a flat object of scontrol-style keys in
+ * the order tidalctl prints them (tidalctl(1) lists them); each value is
+ * text ("None" when empty), a whole number, a number written with at most
+ * three decimals (or three significant digits), or null (not known).
+ * Anything else in a record is dropped.
  */
 struct CtlRequest {
 	std::string op, what, policy;
 	int64_t id = -1;
 	bool operator==(const CtlRequest &) const = default;
+};
+struct CtlValue {
+	enum Kind { None, Text, Integer, Number } kind = None;
+	std::string text; /* Text; Number: as written ("0.054") */
+	int64_t integer = 0;
+	bool operator==(const CtlValue &) const = default;
+};
+using CtlRecord = std::vector<std::pair<std::string, CtlValue>>;
+struct CtlReply {
+	bool ok = false;
+	std::string error;
+	std::vector<CtlRecord> records;
+	bool operator==(const CtlReply &) const = default;
 };
 
 /* ---- encoders: one line with its newline ---- */
@@ -345,6 +360,7 @@ std::string encode(const ControlRequest &m);
 std::string encode(const LauncherStatus &m);
 std::string encode(const CkptDone &m);
 std::string encode(const CtlRequest &m);
+std::string encode(const CtlReply &m);
 
 /* ---- decoders ---- */
 
@@ -369,6 +385,7 @@ bool decode(const std::string &line, HeartbeatReply *out);
 bool decode(const std::string &line, CkptWhereReply *out);
 bool decode(const std::string &line, FetchReply *out);
 bool decode(const std::string &line, CkptDone *out);
+bool decode(const std::string &line, CtlReply *out);
 /* RET false with *ERR if LINE is not an ok reply. */
 bool decode(const std::string &line, HelloReply *out, std::string *err);
 bool decode(const std::string &line, LauncherStatus *out, std::string *err);

@@ -234,16 +234,18 @@ std::string ask_plugin(const Target &t, const std::string &request)
 }
 
 /* The reply as a JSON object with "ok", or die saying what came. */
-json_object *parse_reply(const Target &t, const std::string &reply)
+tidal::wire::CtlReply parse_reply(const Target &t, const std::string &reply)
 {
 	json_object *r = tidal::wire::parse_object(reply), *ok;
-	if (r && json_object_object_get_ex(r, "ok", &ok))
-		return r;
+	bool is_reply = r && json_object_object_get_ex(r, "ok", &ok);
 	if (r)
 		json_object_put(r);
-	die(t.ep.str() + " replied " + excerpt(reply) +
-	    ", which is not sched/tidal's JSON reply: is " + t.port_from +
-	    " the port sched/tidal listens on?");
+	tidal::wire::CtlReply out;
+	if (!is_reply || !tidal::wire::decode(reply, &out))
+		die(t.ep.str() + " replied " + excerpt(reply) +
+		    ", which is not sched/tidal's JSON reply: is " +
+		    t.port_from + " the port sched/tidal listens on?");
+	return out;
 }
 
 /* ---- records ---- */
@@ -281,31 +283,33 @@ std::string number_str(double v)
 	return tidal::decimal_text(v);
 }
 
-std::string value_str(const std::string &key, json_object *v)
+std::string value_str(const std::string &key, const tidal::wire::CtlValue &v)
 {
-	switch (json_object_get_type(v)) {
-	case json_type_null:
+	using tidal::wire::CtlValue;
+	double d = v.kind == CtlValue::Integer ? (double)v.integer
+		   : v.kind == CtlValue::Number
+			   ? std::strtod(v.text.c_str(), nullptr)
+			   : 0;
+	switch (v.kind) {
+	case CtlValue::None:
 		return "None";
-	case json_type_string:
-		return json_object_get_string(v);
-	case json_type_int:
-	case json_type_double: {
-		double d = json_object_get_double(v);
+	case CtlValue::Text:
+		return v.text;
+	case CtlValue::Integer:
+	case CtlValue::Number:
 		return kTimeKeys.count(key) ? time_str(d) : number_str(d);
 	}
-	default:
-		return json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
-	}
+	return "None";
 }
 
 /* scontrol layout: Key=Value pairs, a few per line, 3-space continuation;
  * a long Reason gets a line of its own. */
-void print_record(json_object *rec, bool one_line)
+void print_record(const tidal::wire::CtlRecord &rec, bool one_line)
 {
 	std::string line, out;
 	int on_line = 0;
-	json_object_object_foreach(rec, key, val) {
-		std::string kv = std::string(key) + "=" + value_str(key, val);
+	for (const auto &[key, val] : rec) {
+		std::string kv = key + "=" + value_str(key, val);
 		bool alone = !one_line && kv.size() > 60;
 		if (!one_line && on_line > 0 && (on_line == 4 || alone)) {
 			out += line + "\n";
@@ -428,26 +432,17 @@ int main(int argc, char **argv)
 
 	Target target = find_plugin();
 	std::string reply = ask_plugin(target, request);
-	json_object *r = parse_reply(target, reply), *err, *records;
+	tidal::wire::CtlReply r = parse_reply(target, reply);
 	if (as_json)
 		std::fputs(reply.c_str(), stdout);
-	if (!tidal::wire::get_bool(r, "ok")) {
-		std::string msg = json_object_object_get_ex(r, "error", &err)
-					  ? json_object_get_string(err)
-					  : "failed (the plugin gave no reason)";
-		json_object_put(r);
-		die(msg);
-	}
-	if (!as_json && json_object_object_get_ex(r, "records", &records) &&
-	    json_object_get_type(records) == json_type_array) {
-		size_t n = json_object_array_length(records);
-		if (n == 0 && words[0] == "show")
+	if (!r.ok)
+		die(r.error);
+	if (!as_json) {
+		if (r.records.empty() && words[0] == "show")
 			std::puts(words[1] == "nodes" ? "No nodes seen yet"
 						      : "No jobs under Tidal");
-		for (size_t i = 0; i < n; i++)
-			print_record(json_object_array_get_idx(records, i),
-				     one_line);
+		for (const tidal::wire::CtlRecord &rec : r.records)
+			print_record(rec, one_line);
 	}
-	json_object_put(r);
 	return 0;
 }

@@ -12,17 +12,18 @@
 #include <string>
 #include <vector>
 
-struct json_object;
+#include "proto/messages.h"
 
 namespace tidal::plugin
 {
 
 /* Agent columns of NODE's `show nodes` record: Agent, HeartbeatAge,
  * CkptFree, HCAs, TopoGPUs, NUMA. */
-void agent_node_fields(const std::string &node, json_object *rec, double now);
+void agent_node_fields(const std::string &node, wire::CtlRecord &rec,
+		       double now);
 /* JOB's checkpoint and resize story for `show job` / `explain`; the live
  * metrics its agent reports (step, it/s, loss) when FULL. */
-void agent_job_fields(std::uint32_t job, json_object *rec, bool full);
+void agent_job_fields(std::uint32_t job, wire::CtlRecord &rec, bool full);
 
 /* What JOB's launcher last reported through its agent (heartbeats), for
  * the policies: the step reached, iterations/s at the current size and the

@@ -16,11 +16,11 @@
  *   reply: {"v":1,"ok":true,"records":[{"JobId":12,...},...]}
  *          {"v":1,"ok":false,"error":"..."}
  *
- * (The envelope is proto/json.h's; a request with the older "version"
- * key is answered too.)
+ * (The messages are proto/messages.h's CtlRequest and CtlReply; a
+ * request with the older "version" key is answered too.)
  *
- * Records keep their keys in scontrol's order (json-c keeps insertion
- * order), so tidalctl prints them as they come.
+ * Records keep their keys in scontrol's order, so tidalctl prints them as
+ * they come.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -44,34 +44,41 @@ namespace plugin {
 
 namespace {
 
-void put_str(json_object *o, const char *k, const std::string &v)
+/* K's value in record O: replaced where K is already, else added last
+ * (the order is scontrol's, and tidalctl prints it as it comes). */
+void put(wire::CtlRecord &o, const char *k, const wire::CtlValue &v)
 {
-	json_object_object_add(o, k, json_object_new_string(
-					     v.empty() ? "None" : v.c_str()));
+	for (auto &[key, val] : o)
+		if (key == k) {
+			val = v;
+			return;
+		}
+	o.emplace_back(k, v);
+}
+
+void put_str(wire::CtlRecord &o, const char *k, const std::string &v)
+{
+	put(o, k, { wire::CtlValue::Text, v.empty() ? "None" : v, 0 });
 }
 
 /* Whole numbers as integers; others written with three decimals (json-c
  * would write 0.054 as 0.053999999999999999), trailing zeros dropped, or
  * three significant digits for a value too small for that.  tidalctl
  * prints them the same way. */
-void put_num(json_object *o, const char *k, double v)
+void put_num(wire::CtlRecord &o, const char *k, double v)
 {
-	if (v == std::floor(v) && std::fabs(v) < 9e15) {
-		json_object_object_add(o, k, json_object_new_int64((int64_t)v));
-		return;
-	}
-	if (!std::isfinite(v)) { /* JSON has no inf or nan */
-		json_object_object_add(o, k, nullptr);
-		return;
-	}
-	json_object_object_add(
-		o, k, json_object_new_double_s(v, decimal_text(v).c_str()));
+	if (v == std::floor(v) && std::fabs(v) < 9e15)
+		put(o, k, { wire::CtlValue::Integer, "", (int64_t)v });
+	else if (!std::isfinite(v)) /* JSON has no inf or nan */
+		put(o, k, {});
+	else
+		put(o, k, { wire::CtlValue::Number, decimal_text(v), 0 });
 }
 
 /* A number that is not known: JSON null, "None" in tidalctl's records. */
-void put_none(json_object *o, const char *k)
+void put_none(wire::CtlRecord &o, const char *k)
 {
-	json_object_object_add(o, k, nullptr);
+	put(o, k, {});
 }
 
 std::string placement_str(const JobView &v, const Placement &p,
@@ -87,10 +94,10 @@ std::string placement_str(const JobView &v, const Placement &p,
 	return s.str();
 }
 
-json_object *job_record(const JobView &v, bool full)
+wire::CtlRecord job_record(const JobView &v, bool full)
 {
 	const Job &j = v.job;
-	json_object *o = json_object_new_object();
+	wire::CtlRecord o;
 	put_num(o, "JobId", (double)j.id);
 	put_str(o, "JobName", j.name);
 	put_str(o, "User", j.user);
@@ -145,10 +152,10 @@ json_object *job_record(const JobView &v, bool full)
 }
 
 /* Jobs on a node as "12:8,13:4"; others' jobs hidden when PRIVATE. */
-json_object *node_record(const NodeView &n, std::uint32_t uid, bool admin,
-			 bool private_jobs, const LastCycle &last)
+wire::CtlRecord node_record(const NodeView &n, std::uint32_t uid, bool admin,
+			    bool private_jobs, const LastCycle &last)
 {
-	json_object *o = json_object_new_object();
+	wire::CtlRecord o;
 	std::string jobs;
 	int hidden = 0;
 	for (const auto &[id, g] : n.jobs) {
@@ -187,12 +194,12 @@ std::string error_line(const std::string &msg)
 }
 
 /* {"v":1,"ok":true,"records":RECORDS}, one line. */
-std::string records_line(json_object *records)
+std::string records_line(std::vector<wire::CtlRecord> records)
 {
-	json_object *o = wire::new_message();
-	json_object_object_add(o, "ok", json_object_new_boolean(1));
-	json_object_object_add(o, "records", records);
-	return wire::to_line(o);
+	wire::CtlReply r;
+	r.ok = true;
+	r.records = std::move(records);
+	return wire::encode(r);
 }
 
 } /* namespace */
@@ -233,9 +240,9 @@ std::string Engine::handle(const std::string &request, std::uint32_t uid,
 	}
 
 	std::lock_guard<std::mutex> g(mu_);
-	json_object *records = json_object_new_array();
+	std::vector<wire::CtlRecord> records;
 	if (op == "show" && what == "policy") {
-		json_object *o = json_object_new_object();
+		wire::CtlRecord o;
 		put_str(o, "Policy", name_);
 		put_num(o, "CycleInterval", interval_);
 		put_num(o, "Cycles", (double)cycles_);
@@ -259,17 +266,15 @@ std::string Engine::handle(const std::string &request, std::uint32_t uid,
 		}
 		put_str(o, "Parameters", kv);
 		put_str(o, "Rejected", bad);
-		json_object_array_add(records, o);
+		records.push_back(o);
 	} else if (op == "show" && what == "nodes") {
 		for (const NodeView &n : last_.nodes)
-			json_object_array_add(records,
-					      node_record(n, uid, admin,
-							  private_jobs, last_));
+			records.push_back(node_record(n, uid, admin,
+						      private_jobs, last_));
 	} else if (op == "show" || op == "explain") {
 		bool one = op == "explain" || what == "job";
 		if (op == "show" && what != "jobs" && what != "job" &&
 		    what != "decisions") {
-			json_object_put(records);
 			return error_line("show what? jobs, job ID, nodes, "
 					  "policy or decisions");
 		}
@@ -278,7 +283,7 @@ std::string Engine::handle(const std::string &request, std::uint32_t uid,
 				continue;
 			if (private_jobs && !admin && v.uid != uid)
 				continue;
-			json_object *o = job_record(v, one);
+			wire::CtlRecord o = job_record(v, one);
 			if (op == "explain" || what == "decisions") {
 				put_str(o, "Placement",
 					placement_str(v, v.decision.placement,
@@ -286,17 +291,15 @@ std::string Engine::handle(const std::string &request, std::uint32_t uid,
 				for (const auto &[k, n] : v.decision.numbers)
 					put_num(o, k.c_str(), n);
 			}
-			json_object_array_add(records, o);
+			records.push_back(std::move(o));
 		}
-		if (one && json_object_array_length(records) == 0) {
-			json_object_put(records);
+		if (one && records.empty()) {
 			return error_line(
 				"job " + std::to_string(id) +
 				" is not pending or running under Tidal "
 				"(or is not yours to see)");
 		}
 	} else {
-		json_object_put(records);
 		*refused = "an unknown op";
 		return error_line("unknown op '" + op + "'");
 	}
@@ -323,11 +326,9 @@ std::string Engine::set_policy(const std::string &name)
 	policy_ = info->make(p);
 	params_ = p;
 	name_ = lower(name);
-	json_object *rec = json_object_new_object();
+	wire::CtlRecord rec;
 	put_str(rec, "Policy", name_);
-	json_object *records = json_object_new_array();
-	json_object_array_add(records, rec);
-	return records_line(records);
+	return records_line({ rec });
 }
 
 } /* namespace plugin */

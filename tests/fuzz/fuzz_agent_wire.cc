@@ -5,8 +5,9 @@
  * reads them; hello/fetch and ckpt_stat/ckpt_get as tidald reads them,
  * with their replies as tidal-launch and a peer tidald read them;
  * status/checkpoint/checkpoint_stop and their replies between tidald and
- * tidal-launch; tidalctl's requests.  Also tidald's view of the ckpt_where
- * reply (nodeagent/requests.h) and parse_endpoint on every address.
+ * tidal-launch; tidalctl's requests and the plugin's records.  Also
+ * tidald's view of the ckpt_where reply (nodeagent/requests.h) and
+ * parse_endpoint on every address.
  *
  * Refusing the input is a normal outcome (a request's refusal must say
  * why).  What a decoder accepts must keep the schema's rules (job ids in
@@ -132,6 +133,15 @@ void rules(const CtlRequest &m)
 {
 	check(m.id == -1 || (m.id >= 1 && (uint64_t)m.id <= kMaxJob));
 }
+void rules(const CtlReply &m)
+{
+	check(m.ok || m.records.empty());
+	for (const CtlRecord &r : m.records)
+		for (const auto &[key, v] : r)
+			check(v.kind != CtlValue::Number ||
+			      std::isfinite(
+				      std::strtod(v.text.c_str(), nullptr)));
+}
 
 /* Decode TEXT as a T in whichever form T's decoder takes; RET whether it
  * was accepted. */
@@ -214,6 +224,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data,
 	one<LauncherStatus>(text);
 	one<CkptDone>(text);
 	one<CtlRequest>(text);
+	one<CtlReply>(text);
 	check_where(text);
 	Endpoint e;
 	std::string err;

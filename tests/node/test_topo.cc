@@ -123,6 +123,7 @@ static void test_cpu_list(void **)
 	assert_true(parse_cpu_list("", &v) && v.empty());
 	assert_false(parse_cpu_list("3-1", &v));
 	assert_false(parse_cpu_list("1;2", &v));
+	assert_false(parse_cpu_list("a", &v));
 	/* A range past any machine's CPUs, not a list of a billion. */
 	assert_false(parse_cpu_list("0-2000000000", &v));
 	assert_true(parse_cpu_list("65535", &v));

@@ -409,6 +409,24 @@ static void test_every_message_round_trips(void **state)
 	ctl.what = "policy";
 	ctl.policy = "sjf";
 	round_trip(ctl);
+	CtlReply reply;
+	reply.error = "unknown policy 'sjff'";
+	round_trip(reply);
+	reply = CtlReply();
+	reply.ok = true;
+	round_trip(reply);
+	reply.records = { { { "JobId", { CtlValue::Integer, "", 12 } },
+			    { "JobName", { CtlValue::Text, "train", 0 } },
+			    { "DecideMs", { CtlValue::Number, "0.054", 0 } },
+			    { "Deadline", {} } },
+			  { { "NodeName", { CtlValue::Text, "n1", 0 } } } };
+	round_trip(reply);
+	/* The record's order is kept: it is the order tidalctl prints. */
+	assert_string_equal(
+		encode(reply).c_str(),
+		"{\"v\":1,\"ok\":true,\"records\":[{\"JobId\":12,"
+		"\"JobName\":\"train\",\"DecideMs\":0.054,\"Deadline\":null},"
+		"{\"NodeName\":\"n1\"}]}\n");
 }
 
 /* What a decoder refuses, and what it drops rather than misreads. */

@@ -40,14 +40,15 @@ std::string human_bytes(uint64_t b)
 	return s;
 }
 
-void put(json_object *rec, const char *k, const std::string &v)
+void put(wire::CtlRecord &rec, const char *k, const std::string &v)
 {
-	json_object_object_add(
-		rec, k, json_object_new_string(v.empty() ? "None" : v.c_str()));
+	rec.emplace_back(k, wire::CtlValue{ wire::CtlValue::Text,
+					    v.empty() ? "None" : v, 0 });
 }
 } /* namespace */
 
-void agent_node_fields(const std::string &node, json_object *rec, double now)
+void agent_node_fields(const std::string &node, wire::CtlRecord &rec,
+		       double now)
 {
 	Registry &r = reg();
 	std::lock_guard<std::mutex> g(r.mu);
@@ -106,7 +107,7 @@ std::vector<std::string> agent_fabric_reports()
 	return out;
 }
 
-void agent_job_fields(uint32_t job, json_object *rec, bool full)
+void agent_job_fields(uint32_t job, wire::CtlRecord &rec, bool full)
 {
 	Registry &r = reg();
 	std::lock_guard<std::mutex> g(r.mu);
