@@ -120,8 +120,9 @@ struct TrainStatus {
  *    "heartbeat_s":10,"jobs":[{"job":12, TrainStatus's fields}]}
  *
  * In a job entry, last_ckpt is the job's newest complete checkpoint on
- * this node, pinned by tidald before it is reported (nodeagent/pins.cc),
- * not the launcher's own.  Reply: HeartbeatReply.
+ * this node, pinned by tidald before it is reported (nodeagent/pins.cc);
+ * the launcher's own only when this node has none.  Reply:
+ * HeartbeatReply.
  */
 struct JobReport {
 	uint64_t job = 0;
