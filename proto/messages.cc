@@ -819,43 +819,55 @@ std::string encode(const CtlReply &m)
 	return to_line(o);
 }
 
+/* VAL as a record's value; RET false if the schema has no such value. */
+static bool ctl_value(json_object *val, CtlValue *v)
+{
+	*v = CtlValue();
+	switch (json_object_get_type(val)) {
+	case json_type_null:
+		return true;
+	case json_type_string:
+		*v = { CtlValue::Text, json_object_get_string(val), 0 };
+		return true;
+	case json_type_int:
+		*v = { CtlValue::Integer, "", json_object_get_int64(val) };
+		return true;
+	case json_type_double: {
+		if (!std::isfinite(json_object_get_double(val)))
+			return false;
+		std::string text = json_object_get_string(val);
+		/* json-c writes some whole doubles ("0e") as "0", which
+		 * reads back as an integer: take it as one. */
+		char *end;
+		long long n = std::strtoll(text.c_str(), &end, 10);
+		if (!text.empty() && !*end)
+			*v = { CtlValue::Integer, "", (int64_t)n };
+		else
+			*v = { CtlValue::Number, text, 0 };
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
 bool decode(const std::string &line, CtlReply *out)
 {
 	return decode_reply(line, out, [out](json_object *o) {
 		json_object *records = array(o, "records");
-		for (size_t i = 0;
-		     records && i < json_object_array_length(records); i++) {
+		size_t n = records ? json_object_array_length(records) : 0;
+		for (size_t i = 0; i < n; i++) {
 			json_object *rec =
 				json_object_array_get_idx(records, i);
 			if (!json_object_is_type(rec, json_type_object))
 				continue;
 			CtlRecord r;
+			CtlValue v;
 			json_object_object_foreach(rec, key, val)
 			{
-				CtlValue v;
-				switch (json_object_get_type(val)) {
-				case json_type_null:
-					break;
-				case json_type_string:
-					v.kind = CtlValue::Text;
-					v.text = json_object_get_string(val);
-					break;
-				case json_type_int:
-					v.kind = CtlValue::Integer;
-					v.integer = json_object_get_int64(val);
-					break;
-				case json_type_double:
-					if (!std::isfinite(
-						    json_object_get_double(
-							    val)))
-						continue;
-					v.kind = CtlValue::Number;
-					v.text = json_object_get_string(val);
-					break;
-				default:
-					continue; /* not in the schema */
-				}
-				r.emplace_back(key, v);
+				if (ctl_value(val,
+					      &v)) /* else not in the schema */
+					r.emplace_back(key, v);
 			}
 			out->records.push_back(std::move(r));
 		}

@@ -491,6 +491,18 @@ static void test_decoders_keep_the_rules(void **state)
 	assert_string_equal(err.c_str(), "sent no size");
 	json_object_put(o);
 
+	/* json-c writes the whole double 0e as 0, an integer when read
+	 * again: it is read as one the first time (found by agent-wire). */
+	CtlReply cr;
+	assert_true(decode("{\"v\":1,\"ok\":true,\"records\":[{\"X\":0e,"
+			   "\"Y\":1.50,\"Z\":[1]}]}",
+			   &cr));
+	assert_int_equal(cr.records.size(), 1);
+	assert_int_equal(cr.records[0].size(), 2); /* Z is no record value */
+	assert_true(cr.records[0][0].second.kind == CtlValue::Integer);
+	assert_true(cr.records[0][1].second ==
+		    (CtlValue{ CtlValue::Number, "1.50", 0 }));
+
 	LauncherStatus ls;
 	assert_false(
 		decode("{\"v\":1,\"ok\":false,\"error\":\"gone\"}", &ls, &err));
