@@ -171,6 +171,21 @@ bool decode_reply(const std::string &line, T *out, F &&read)
 	return true;
 }
 
+/* LINE as a reply that must be ok: RET false with *ERR if it is not;
+ * else READ(its object) fills *OUT in. */
+template <typename T, typename F>
+bool decode_ok(const std::string &line, T *out, std::string *err, F &&read)
+{
+	*out = T();
+	bool json;
+	json_object *o = ok_object(line, err, &json);
+	if (!o)
+		return false;
+	read(o);
+	json_object_put(o);
+	return true;
+}
+
 /* Parse LINE and decode it as a T; RET false with *ERR. */
 template <typename T>
 bool decode_line(const std::string &line, T *out, std::string *err)
@@ -574,15 +589,10 @@ std::string encode(const HelloReply &m)
 
 bool decode(const std::string &line, HelloReply *out, std::string *err)
 {
-	*out = HelloReply();
-	bool json;
-	json_object *o = ok_object(line, err, &json);
-	if (!o)
-		return false;
-	out->node = get_string(o, "node");
-	out->ckpt_dir = get_string(o, "ckpt_dir");
-	json_object_put(o);
-	return true;
+	return decode_ok(line, out, err, [out](json_object *o) {
+		out->node = get_string(o, "node");
+		out->ckpt_dir = get_string(o, "ckpt_dir");
+	});
 }
 
 std::string encode(const FetchReply &m)
@@ -729,15 +739,10 @@ std::string encode(const LauncherStatus &m)
 
 bool decode(const std::string &line, LauncherStatus *out, std::string *err)
 {
-	*out = LauncherStatus();
-	bool json;
-	json_object *o = ok_object(line, err, &json);
-	if (!o)
-		return false;
-	out->job = get_string(o, "job");
-	out->status = decode_status(o);
-	json_object_put(o);
-	return true;
+	return decode_ok(line, out, err, [out](json_object *o) {
+		out->job = get_string(o, "job");
+		out->status = decode_status(o);
+	});
 }
 
 std::string encode(const CkptDone &m)
