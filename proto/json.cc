@@ -134,7 +134,9 @@ bool reply_ok(json_object *o, std::string *err)
 	}
 	if (get_bool(o, "ok"))
 		return true;
-	*err = get_str(o, "error", "failed (no error given)");
+	*err = get_str(o, "error");
+	if (err->empty()) /* absent, null or "": say so all the same */
+		*err = "failed (no error given)";
 	return false;
 }
 

@@ -507,6 +507,11 @@ static void test_decoders_keep_the_rules(void **state)
 	assert_false(
 		decode("{\"v\":1,\"ok\":false,\"error\":\"gone\"}", &ls, &err));
 	assert_string_equal(err.c_str(), "gone");
+	/* A refusal always says something, even with an empty "error"
+	 * (found by agent-wire). */
+	assert_false(decode("{\"v\":1,\"ok\":false,\"error\":\"\"}", &ls,
+			    &err));
+	assert_string_equal(err.c_str(), "failed (no error given)");
 }
 
 int main(void)
