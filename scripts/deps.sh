@@ -44,10 +44,14 @@ readonly PACKAGES=(
 # warns, but Debian's build had PAM, so install it to get the same config.h.
 # munge and hwloc are listed above. The rest of Slurm's Build-Depends (debhelper,
 # gtk, mysql, hdf5, ...) only enable optional plugins and change no header the
-# sched plugin includes; we configure Slurm, we never build it.
+# sched plugin includes; the installed 22.05 is configured, never built.
 readonly SLURM_CONFIGURE_PACKAGES=(
 	libpmix-dev
 	libpam0g-dev
+	# Slurm 24.11, which scripts/slurm-build.sh builds (it also uses munge,
+	# hwloc and json-c, above): slurmdbd's accounting_storage/mysql, and
+	# the YAML serializer its configure is given.
+	libmariadb-dev libyaml-dev
 )
 
 die() {

@@ -24,14 +24,8 @@ set -euo pipefail
 readonly PROG=slurm-src.sh
 readonly INSTALLED_VERSION_H=/usr/include/slurm/slurm_version.h
 
-log() {
-	printf '%s: %s\n' "$PROG" "$*" >&2
-}
-
-die() {
-	printf '%s: error: %s\n' "$PROG" "$*" >&2
-	exit 1
-}
+# shellcheck source=cache.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cache.sh"
 
 usage() {
 	cat <<EOF
@@ -163,14 +157,9 @@ main() {
 	IFS='|' read -r _ version source_pkg source_version <<<"$version"
 	[[ -f "$INSTALLED_VERSION_H" ]] || die "$INSTALLED_VERSION_H missing; reinstall libslurm-dev"
 
-	local repo cache dest
-	repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
-	cache=$(realpath -m -- "${TIDAL_CACHE:-/var/cache/tidal}")
-	case "$cache/" in
-	"$repo"/*) die "cache $cache is inside the repository $repo; set TIDAL_CACHE to a directory outside it" ;;
-	esac
-	mkdir -p "$cache" 2>/dev/null ||
-		die "cannot create $cache; run as root or set TIDAL_CACHE to a writable directory outside the tree"
+	local cache dest
+	cache_dir
+	cache=$CACHE
 	# An epoch's ':' would break make rules that name the path.
 	dest="$cache/slurm-src-${version//:/_}"
 
@@ -181,16 +170,10 @@ main() {
 		return 0
 	fi
 
-	[[ -w "$cache" ]] || die "$cache is not writable; run as root or set TIDAL_CACHE"
 	command -v apt-get >/dev/null || die "apt-get not found"
 	command -v dpkg-architecture >/dev/null || die "dpkg-architecture not found; run scripts/deps.sh as root"
 
-	# One builder at a time; a second run waits, then finds the tree.
-	exec 9>"$cache/.slurm-src.lock"
-	if ! flock -n 9; then
-		log "waiting for another slurm-src.sh run to finish"
-		flock 9
-	fi
+	cache_lock slurm-src
 	if [[ -f "$dest/config.h" ]]; then
 		check_tree "$dest"
 		log "using $dest, configured meanwhile"
