@@ -7,8 +7,8 @@
 #
 #   make            build everything the machine can build
 #   make check      every test tier (check-emu check-cluster
-#                   check-slurm-quick check-node check-unit check-fuzz
-#                   check-sim)
+#                   check-cluster-24 check-slurm-quick check-node
+#                   check-unit check-fuzz check-sim)
 #   make check-slurm  Slurm's own regression tests under sched/backfill and
 #                   sched/tidal (tests/slurm/run.sh)
 #   make bench      benchmarks, printed as tables
@@ -18,9 +18,22 @@
 #
 # GPL-2.0-or-later.
 
+# Every core, unless make's command line says how many jobs (-jN): GNU
+# make 4.3 does not show a -j of its command line in MAKEFLAGS while it
+# reads this file, so it is looked for in make's own arguments.  Sub-makes
+# share the top make's jobs.
+ifeq ($(MAKELEVEL),0)
+ifeq ($(shell tr '\0' '\n' </proc/$$PPID/cmdline 2>/dev/null | grep -E '^(-[a-zA-Z]*j|--jobs)'),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
+endif
+endif
+
+# CONFIG_MK: which configure output to build with; config.mk, unless a
+# second Slurm's build names its own (tests/slurm24.mk).
 NO_CONFIG_GOALS := deps distclean clean help
+CONFIG_MK ?= config.mk
 ifneq ($(filter-out $(NO_CONFIG_GOALS),$(or $(MAKECMDGOALS),all)),)
--include config.mk
+-include $(CONFIG_MK)
 endif
 
 CXX ?= g++

@@ -7,18 +7,22 @@
 # /usr/sbin/slurmctld when it is linked: slurmctld resolves plugin symbols
 # lazily, so a typo would otherwise show only when a cycle reaches it.
 
+# PLUGIN_OUT: where the two Slurm plugins and their objects go; $(BUILD),
+# unless a second Slurm's build puts its own beside (tests/slurm24.mk).
+PLUGIN_OUT ?= $(BUILD)
 PLUGIN_CFLAGS := -std=gnu11 $(OPT) -Wall -Wextra -Wno-unused-parameter \
 	-Wno-sign-compare -Wno-missing-field-initializers -fPIC $(SANFLAGS) -I.
+# config.mk names the chosen Slurm's slurmctld and sbatch.
 SLURMCTLD ?= /usr/sbin/slurmctld
 
 SCHED_C := plugin/sched/sched_tidal.c plugin/sched/snapshot.c \
 	plugin/sched/apply.c plugin/sched/ctl_server.c plugin/sched/resize.c \
-	plugin/sched/state.c
+	plugin/sched/state.c plugin/sched/slurm_compat.c
 SCHED_CC := plugin/sched/engine.cc plugin/sched/ctl_engine.cc $(AGENTS_SRC)
-SCHED_OBJ := $(SCHED_C:%.c=$(BUILD)/obj/%.o) $(SCHED_CC:%.cc=$(BUILD)/obj/%.o) \
+SCHED_OBJ := $(SCHED_C:%.c=$(PLUGIN_OUT)/obj/%.o) $(SCHED_CC:%.cc=$(BUILD)/obj/%.o) \
 	$(BUILD)/obj/plugin/common/options.o
 
-$(BUILD)/obj/plugin/sched/%.o: plugin/sched/%.c
+$(PLUGIN_OUT)/obj/plugin/sched/%.o: plugin/sched/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(PLUGIN_CFLAGS) $(SLURM_CFLAGS) -MMD -MP -c $< -o $@
 
@@ -29,7 +33,7 @@ $(BUILD)/obj/plugin/common/%.o: plugin/common/%.c
 -include $(SCHED_OBJ:.o=.d)
 
 # Only Slurm's entry points are exported; the engine stays private.
-$(BUILD)/sched_tidal.so: $(SCHED_OBJ) $(BUILD)/libtidal-core.a \
+$(PLUGIN_OUT)/sched_tidal.so: $(SCHED_OBJ) $(BUILD)/libtidal-core.a \
 		$(BUILD)/libtidal-proto.a plugin/sched/exports.map \
 		plugin/check-syms.sh
 	$(CXX) -shared $(TIDAL_LDFLAGS) -Wl,--version-script=plugin/sched/exports.map \
@@ -40,30 +44,30 @@ $(BUILD)/sched_tidal.so: $(SCHED_OBJ) $(BUILD)/libtidal-core.a \
 	mv $@.tmp $@
 
 ifeq ($(HAVE_SLURM_SRC),1)
-PLUGIN_TARGETS += $(BUILD)/sched_tidal.so
+PLUGIN_TARGETS += $(PLUGIN_OUT)/sched_tidal.so
 else
 PLUGIN_TARGETS += plugin-skip-note
 endif
 
 
 # ---- spank_tidal.so: needs only the installed <slurm/spank.h>.
-SPANK_OBJ := $(BUILD)/obj/plugin/spank/spank_tidal.o \
+SPANK_OBJ := $(PLUGIN_OUT)/obj/plugin/spank/spank_tidal.o \
 	$(BUILD)/obj/plugin/common/options.o
 SBATCH ?= /usr/bin/sbatch
 
-$(BUILD)/obj/plugin/spank/%.o: plugin/spank/%.c
+$(PLUGIN_OUT)/obj/plugin/spank/%.o: plugin/spank/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(PLUGIN_CFLAGS) $(LIBSLURM_CFLAGS) -MMD -MP -c $< -o $@
 
 -include $(SPANK_OBJ:.o=.d)
 
-$(BUILD)/spank_tidal.so: $(SPANK_OBJ) plugin/check-syms.sh
+$(PLUGIN_OUT)/spank_tidal.so: $(SPANK_OBJ) plugin/check-syms.sh
 	$(CC) -shared $(TIDAL_LDFLAGS) -o $@.tmp $(SPANK_OBJ)
 	plugin/check-syms.sh $@.tmp $(SBATCH)
 	mv $@.tmp $@
 
 ifeq ($(HAVE_LIBSLURM),1)
-PLUGIN_TARGETS += $(BUILD)/spank_tidal.so
+PLUGIN_TARGETS += $(PLUGIN_OUT)/spank_tidal.so
 endif
 
 # ---- tidalctl: json-c, libmunge and the wire every component speaks

@@ -32,20 +32,19 @@
 
 #include "slurm/slurmdb.h"
 
+/* First: slurmctld.h, which acct_policy.h needs before it. */
+#include "plugin/sched/slurm_compat.h"
+
 #include "src/common/bitstring.h"
-#include "src/common/gres.h"
 #include "src/common/list.h"
 #include "src/common/log.h"
 #include "src/common/node_conf.h"
-#include "src/common/select.h"
-#include "src/common/slurm_cred.h"
 #include "src/common/xmalloc.h"
 #include "src/common/xstring.h"
 #include "src/slurmctld/acct_policy.h"
 #include "src/slurmctld/job_scheduler.h"
 #include "src/slurmctld/node_scheduler.h"
 #include "src/slurmctld/slurmctld.h"
-#include "src/slurmctld/srun_comm.h"
 
 #include "plugin/sched/bridge.h"
 #include "plugin/sched/slurm_side.h"
@@ -53,7 +52,7 @@
 /* Free GPUs on NODE_PTR now; -1 if the node cannot take work. */
 static int _free_gpus(node_record_t *node_ptr)
 {
-	ListIterator it;
+	list_itr_t *it;
 	gres_state_t *gs;
 	int free_gpus = 0;
 
@@ -119,7 +118,7 @@ bad:
  * by it, as Slurm's scheduler starts it (tidal_deadline_limit). */
 static int _start(job_record_t *job_ptr, bitstr_t *ok)
 {
-	struct job_details *det = job_ptr->details;
+	job_details_t *det = job_ptr->details;
 	bitstr_t *orig_exc = det->exc_node_bitmap;
 	uint32_t orig_limit = job_ptr->time_limit;
 	uint32_t deadline_limit = tidal_deadline_limit(job_ptr, time(NULL));
@@ -135,8 +134,7 @@ static int _start(job_record_t *job_ptr, bitstr_t *ok)
 	xfree(job_ptr->state_desc);
 	if (deadline_limit)
 		job_ptr->time_limit = deadline_limit;
-	rc = select_nodes(job_ptr, false, NULL, NULL, false,
-			  SLURMDB_JOB_FLAG_SCHED);
+	rc = tidal_select_nodes(job_ptr, SLURMDB_JOB_FLAG_SCHED);
 	if (ok && job_ptr->details) {
 		/* select_nodes() may have replaced it */
 		FREE_NULL_BITMAP(job_ptr->details->exc_node_bitmap);
@@ -305,7 +303,7 @@ static bitstr_t *_outside_reservations(bitstr_t *ok, bitstr_t *usable,
 static int _het_fit(job_record_t *comp, bitstr_t *used, time_t now,
 		    bitstr_t **where)
 {
-	struct job_details *det = comp->details;
+	job_details_t *det = comp->details;
 	uint32_t min_nodes, req_nodes, max_nodes;
 	uint32_t qos_flags = comp->qos_ptr ? comp->qos_ptr->flags : 0;
 	bitstr_t *avail, *usable;
@@ -334,8 +332,7 @@ static int _het_fit(job_record_t *comp, bitstr_t *used, time_t now,
 		return ESLURM_NODES_BUSY;
 	}
 	comp->bit_flags |= TEST_NOW_ONLY;
-	rc = select_g_job_test(comp, avail, min_nodes, max_nodes, req_nodes,
-			       SELECT_MODE_WILL_RUN, NULL, NULL, NULL);
+	rc = tidal_will_run(comp, avail, min_nodes, max_nodes, req_nodes);
 	if (rc == SLURM_SUCCESS && comp->start_time > now)
 		rc = ESLURM_NODES_BUSY;
 	else if (rc != SLURM_SUCCESS)
@@ -353,10 +350,8 @@ static int _het_fit(job_record_t *comp, bitstr_t *used, time_t now,
  * the end of the credential lifetime. */
 static void _het_undo(job_record_t **comp, int n, time_t now)
 {
-	int cred_lifetime = 1200;
+	int cred_lifetime = tidal_cred_lifetime();
 
-	(void)slurm_cred_ctx_get(slurmctld_config.cred_ctx,
-				 SLURM_CRED_OPT_EXPIRY_WINDOW, &cred_lifetime);
 	for (int i = 0; i < n; i++) {
 		job_record_t *job_ptr = comp[i];
 		uint32_t flags_were;
@@ -374,7 +369,7 @@ static void _het_undo(job_record_t **comp, int n, time_t now)
 		deallocate_nodes(job_ptr, false, false, false);
 		flags_were = job_ptr->bit_flags;
 		job_ptr->bit_flags |= JOB_KILL_HURRY;
-		acct_policy_add_job_submit(job_ptr);
+		tidal_acct_resubmit(job_ptr);
 		job_ptr->bit_flags = flags_were;
 		if (!job_ptr->node_bitmap_cg ||
 		    !bit_set_count(job_ptr->node_bitmap_cg))
@@ -390,7 +385,7 @@ static int _start_het(job_record_t *leader, time_t now)
 	job_record_t **comp = xcalloc(n + 1, sizeof(*comp));
 	bitstr_t **where = xcalloc(n + 1, sizeof(*where));
 	bitstr_t *used = bit_alloc(node_record_count);
-	ListIterator it = list_iterator_create(leader->het_job_list);
+	list_itr_t *it = list_iterator_create(leader->het_job_list);
 	job_record_t *job_ptr;
 	int failed = -1;
 
@@ -494,7 +489,7 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 	if (job_ptr->array_task_id != NO_VAL && !job_array_start_test(job_ptr))
 		return 0;
 	if (job_ptr->het_job_list) {
-		ListIterator it;
+		list_itr_t *it;
 		job_record_t *comp;
 
 		if (_start_het(job_ptr, now) != SLURM_SUCCESS)
@@ -589,7 +584,7 @@ static void _apply_preempt(const tidal_decision_t *d, job_record_t *job_ptr)
 	info("sched/tidal: requeued %pJ: %s", job_ptr, d->reason);
 	tidal_note_requeue(job_ptr->job_id, time(NULL));
 	if (job_ptr->het_job_list) {
-		ListIterator it = list_iterator_create(job_ptr->het_job_list);
+		list_itr_t *it = list_iterator_create(job_ptr->het_job_list);
 		job_record_t *comp;
 
 		while ((comp = list_next(it)))

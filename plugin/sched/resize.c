@@ -63,6 +63,7 @@
 #include "src/slurmctld/slurmctld.h"
 
 #include "plugin/sched/bridge.h"
+#include "plugin/sched/slurm_compat.h"
 #include "plugin/sched/slurm_side.h"
 
 #define MAX_TRANSIT 4096
@@ -225,11 +226,11 @@ static void _resize_drop(uint32_t job)
 			resizes[i--] = resizes[--n_resizes];
 }
 
-/* "gres:gpu:N" for the request strings. */
+/* "gres:gpu:N" (22.05) or "gres/gpu:N" (24.11): a GPU request string. */
 static char *_gpu_tres(int n)
 {
 	char *s = NULL;
-	xstrfmtcat(s, "gres:gpu:%d", n);
+	xstrfmtcat(s, "%s:%d", TIDAL_GPU_TRES, n);
 	return s;
 }
 

@@ -53,12 +53,13 @@
 #include <string.h>
 #include <time.h>
 
+/* First: slurmctld.h, which acct_policy.h needs before it. */
+#include "plugin/sched/slurm_compat.h"
+
 #include "src/common/assoc_mgr.h"
 #include "src/common/bitstring.h"
-#include "src/common/gres.h"
 #include "src/common/list.h"
 #include "src/common/node_conf.h"
-#include "src/common/slurm_topology.h"
 #include "src/common/uid.h"
 #include "src/common/xmalloc.h"
 #include "src/common/xstring.h"
@@ -172,9 +173,10 @@ typedef struct {
 
 static node_copy_t *ncopies;
 static int n_ncopies, cap_ncopies, node_count_seen;
-static switch_record_t *sw_seen;
-static int sw_count_seen = -1;
-static tidal_switch_t *sw_copy;
+static uint64_t topo_stamp;
+static tidal_topo_switch_t *topo; /* slurm_compat.h's: with node bitmaps */
+static int n_topo;
+static tidal_switch_t *sw_copy; /* what the snapshot hands over */
 
 static void _job_free(tidal_job_t *j)
 {
@@ -275,35 +277,40 @@ static int _node_up(node_record_t *node_ptr)
 /* Leaf switch holding slurm node INDEX, or -1. */
 static int _leaf_switch(int index)
 {
-	for (int s = 0; s < switch_record_cnt; s++)
-		if (switch_record_table[s].level == 0 &&
-		    switch_record_table[s].node_bitmap &&
-		    bit_test(switch_record_table[s].node_bitmap, index))
+	for (int s = 0; s < n_topo; s++)
+		if (topo[s].level == 0 && topo[s].nodes &&
+		    bit_test(topo[s].nodes, index))
 			return s;
 	return -1;
 }
 
-/* The switch tree changes only on reconfigure: copied then. */
+/* The switch tree changes only when Slurm reads its configuration: copied
+ * then (slurm_compat.h reads it from where the Slurm version keeps it). */
 static bool _take_switches(void)
 {
-	if (switch_record_table == sw_seen && switch_record_cnt == sw_count_seen)
+	if (!tidal_topo_changed(&topo_stamp))
 		return false;
-	for (int s = 0; s < sw_count_seen; s++)
+	for (int s = 0; s < n_topo; s++)
 		xfree(sw_copy[s].name);
 	xfree(sw_copy);
-	sw_copy = xcalloc(switch_record_cnt + 1, sizeof(*sw_copy));
-	for (int s = 0; s < switch_record_cnt; s++) {
-		switch_record_t *sw = &switch_record_table[s];
-		tidal_switch_t *t = &sw_copy[s];
-
-		t->name = xstrdup(sw->name);
-		t->level = sw->level;
-		t->link = sw->link_speed;
-		t->parent = (sw->parent >= switch_record_cnt ||
-			     sw->parent == s) ? -1 : sw->parent;
+	tidal_topo_free(topo, n_topo);
+	tidal_topo_take(&topo, &n_topo);
+	sw_copy = xcalloc(n_topo + 1, sizeof(*sw_copy));
+	char *line = NULL;
+	for (int s = 0; s < n_topo; s++) {
+		sw_copy[s].name = xstrdup(topo[s].name);
+		sw_copy[s].level = topo[s].level;
+		sw_copy[s].link = topo[s].link;
+		sw_copy[s].parent = topo[s].parent;
+		xstrfmtcat(line, "%s%s (level %d, %d nodes, under %s)",
+			   s ? ", " : "", topo[s].name, topo[s].level,
+			   topo[s].nodes ? bit_set_count(topo[s].nodes) : 0,
+			   topo[s].parent >= 0 ? topo[topo[s].parent].name
+					       : "none");
 	}
-	sw_seen = switch_record_table;
-	sw_count_seen = switch_record_cnt;
+	info("sched/tidal: switch tree of %d switches%s%s", n_topo,
+	     n_topo ? ": " : "", line ? line : "");
+	xfree(line);
 	return true;
 }
 
@@ -315,7 +322,7 @@ static bitstr_t *_reserved_now(time_t now, bool *later)
 {
 	bitstr_t *reserved = NULL;
 	slurmctld_resv_t *resv_ptr;
-	ListIterator it;
+	list_itr_t *it;
 
 	*later = false;
 	if (!resv_list || !list_count(resv_list))
@@ -385,7 +392,7 @@ static void _take_nodes(void)
 /* The job's GPU request: total and, if given per node, per node. */
 static void _job_request(job_record_t *job_ptr, tidal_job_t *j)
 {
-	ListIterator it;
+	list_itr_t *it;
 	gres_state_t *gs;
 	uint32_t nodes = MAX(job_ptr->details->min_nodes, 1);
 
@@ -415,7 +422,7 @@ static void _job_request(job_record_t *job_ptr, tidal_job_t *j)
 /* GPUs a running job holds on each of its nodes (slurm node indices). */
 static void _job_alloc(job_record_t *job_ptr, tidal_job_t *j)
 {
-	ListIterator it;
+	list_itr_t *it;
 	gres_state_t *gs;
 	int n = job_ptr->node_bitmap ? bit_set_count(job_ptr->node_bitmap) : 0;
 
@@ -504,8 +511,7 @@ static bool _partition_ok(job_record_t *job_ptr, time_t now)
 	int reason = job_limits_check(&job_ptr, min_time);
 
 	if (reason != WAIT_NO_REASON && job_ptr->part_ptr_list) {
-		ListIterator it =
-			list_iterator_create(job_ptr->part_ptr_list);
+		list_itr_t *it = list_iterator_create(job_ptr->part_ptr_list);
 		part_record_t *part_ptr;
 
 		while (reason != WAIT_NO_REASON &&
@@ -520,8 +526,7 @@ static bool _partition_ok(job_record_t *job_ptr, time_t now)
 			job_ptr->part_ptr = first;
 	}
 	if (reason != (int)job_ptr->state_reason &&
-	    (reason != WAIT_NO_REASON ||
-	     !part_policy_job_runnable_state(job_ptr))) {
+	    (reason != WAIT_NO_REASON || tidal_part_held(job_ptr))) {
 		job_ptr->state_reason = reason;
 		xfree(job_ptr->state_desc);
 		last_job_update = now;
@@ -578,16 +583,14 @@ static void _count_room(bitstr_t *nodes)
 /* See slurm_side.h. */
 extern bitstr_t *tidal_resv_usable(job_record_t *job_ptr, time_t now)
 {
-	bitstr_t *usable = NULL, *exc_core = NULL;
+	bitstr_t *usable = NULL;
 	bool overlap = false;
 	time_t when = now;
 
 	if (!resv_list || !list_count(resv_list))
 		return NULL;
-	if (job_test_resv(job_ptr, &when, false, &usable, &exc_core, &overlap,
-			  false) != SLURM_SUCCESS)
+	if (tidal_resv_test(job_ptr, &when, &usable, &overlap) != SLURM_SUCCESS)
 		FREE_NULL_BITMAP(usable);
-	FREE_NULL_BITMAP(exc_core);
 	return usable;
 }
 
@@ -733,7 +736,7 @@ static bool _eligible_one(job_record_t *job_ptr, time_t now)
 	if (!_partition_ok(job_ptr, now))
 		return false;
 	/* Association and QOS limits (they write their own Reason). */
-	if (!acct_policy_job_runnable_state(job_ptr) &&
+	if (tidal_acct_held(job_ptr) &&
 	    !acct_policy_job_runnable_pre_select(job_ptr, false))
 		return false;
 	if (!_acct_limits_ok(job_ptr))
@@ -774,7 +777,7 @@ static bool _eligible_one(job_record_t *job_ptr, time_t now)
  * (the only scheduler of Slurm's own that starts them). */
 static bool _eligible_any(job_record_t *job_ptr, time_t now)
 {
-	ListIterator it;
+	list_itr_t *it;
 	job_record_t *comp;
 	bool ok = true;
 
@@ -829,11 +832,11 @@ static int _split_array(job_record_t *meta, job_record_t **add)
 		meta->array_task_id = task;
 		if (meta->array_recs->task_cnt <= 1) {
 			/* The last task: the record itself becomes it. */
-			(void)job_array_post_sched(meta);
+			tidal_array_last_task(meta);
 			add[n++] = meta;
 			break;
 		}
-		if (!(rest = job_array_split(meta))) {
+		if (!(rest = tidal_array_split(meta))) {
 			error("sched/tidal: %pJ: cannot split task %d out of the array",
 			      meta, task);
 			meta->array_task_id = NO_VAL;
@@ -874,7 +877,7 @@ static inline uint64_t _mix(uint64_t h, uint64_t v)
  * left out: each one read is a cache miss per job under the lock. */
 static uint64_t _fingerprint(job_record_t *job_ptr, bool running)
 {
-	struct job_details *det = job_ptr->details;
+	job_details_t *det = job_ptr->details;
 	uint64_t h = running;
 
 	h = _mix(h, (uintptr_t)det);
@@ -888,7 +891,7 @@ static uint64_t _fingerprint(job_record_t *job_ptr, bool running)
 				    job_ptr->part_ptr->default_time);
 	h = _mix(h, ((uint64_t)det->min_nodes << 32) | det->num_tasks);
 	if (!running && job_ptr->het_job_list) { /* _het_request() */
-		ListIterator it = list_iterator_create(job_ptr->het_job_list);
+		list_itr_t *it = list_iterator_create(job_ptr->het_job_list);
 		job_record_t *comp;
 
 		while ((comp = list_next(it)))
@@ -935,7 +938,7 @@ static void _prefetch_job(job_record_t *job_ptr)
 
 static void _prefetch_details(job_record_t *job_ptr)
 {
-	struct job_details *det = job_ptr->details;
+	job_details_t *det = job_ptr->details;
 
 	if (!det)
 		return;
@@ -949,7 +952,7 @@ static void _prefetch_details(job_record_t *job_ptr)
  * components start on disjoint nodes, so its nodes are their sum. */
 static void _het_request(job_record_t *leader, tidal_job_t *j)
 {
-	ListIterator it = list_iterator_create(leader->het_job_list);
+	list_itr_t *it = list_iterator_create(leader->het_job_list);
 	job_record_t *comp;
 
 	while ((comp = list_next(it))) {
@@ -1206,11 +1209,11 @@ extern void tidal_snapshot_finish(tidal_snap_t *snap)
 			snap_of[c->slurm_index] = k;
 	}
 	snap->n_nodes = n_ncopies;
-	snap->switches = _alloc((sw_count_seen + 1) * sizeof(tidal_switch_t));
-	if (sw_count_seen > 0)
+	snap->switches = _alloc((n_topo + 1) * sizeof(tidal_switch_t));
+	if (n_topo > 0)
 		memcpy(snap->switches, sw_copy,
-		       sw_count_seen * sizeof(tidal_switch_t));
-	snap->n_switches = MAX(sw_count_seen, 0);
+		       n_topo * sizeof(tidal_switch_t));
+	snap->n_switches = n_topo;
 
 	snap->jobs = _alloc((n_order + 1) * sizeof(tidal_job_t));
 	for (int k = 0; k < n_order; k++) {
