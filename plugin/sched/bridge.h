@@ -206,7 +206,12 @@ int tidal_agent_state_line(const char *line);
 void tidal_agent_clear(void);
 
 /* ---- ctl_server.c: the tidalctl listener thread ---- */
+/* Listen on PORT (0: not at all).  RET 0, or -1 if it cannot be bound. */
 int tidal_ctl_start(int port);
+/* The same, but a PORT in use is tried again for a while in the listener
+ * thread rather than refused: init()'s, for the slurmctld that Slurm
+ * 24.11's reconfigure replaces holds it until the new one has started. */
+int tidal_ctl_start_waiting(int port);
 void tidal_ctl_stop(void);
 
 /* ---- sched_tidal.c: the scheduling thread ---- */

@@ -151,10 +151,47 @@ static bool _enqueue(int fd)
 	return ok;
 }
 
+/* Bind and listen on LISTEN_FD's port.  RET 0, or -1 with errno set. */
+static int _bind(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_ANY),
+				 .sin_port = htons(port) };
+
+	if (bind(listen_fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    listen(listen_fd, 128))
+		return -1;
+	return 0;
+}
+
+/* How long a CtlPort still held by the slurmctld this one replaces is
+ * tried again (Slurm 24.11's reconfigure: the old process lets go of it
+ * when the new one has started, after init()). */
+#define CTL_BIND_WAIT_S 60
+
+static int bind_port; /* the port the listener still has to bind; 0: none */
+
 static void *_listener(void *arg)
 {
 	struct pollfd p = { .fd = listen_fd, .events = POLLIN };
 
+	for (int waited = 0; bind_port && !ctl_stop; waited++) {
+		if (!_bind(bind_port)) {
+			info("sched/tidal: tidalctl listens on port %d (after "
+			     "%.1f s: the slurmctld before this one held it)",
+			     bind_port, waited * 0.1);
+			bind_port = 0;
+			break;
+		}
+		if (waited >= CTL_BIND_WAIT_S * 10) {
+			error("sched/tidal: tidalctl port %d: %m, still after "
+			      "%d s; tidalctl and tidald cannot reach this "
+			      "slurmctld (set another CtlPort and reconfigure)",
+			      bind_port, CTL_BIND_WAIT_S);
+			return NULL;
+		}
+		usleep(100000);
+	}
 	while (!ctl_stop) {
 		if (poll(&p, 1, 500) <= 0)
 			continue;
@@ -173,11 +210,10 @@ static void *_listener(void *arg)
 	return NULL;
 }
 
-extern int tidal_ctl_start(int port)
+/* WAIT: if the port is in use, go on and keep trying in the listener
+ * thread (init(): the slurmctld being replaced may still hold it). */
+static int _start(int port, bool wait)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_addr.s_addr = htonl(INADDR_ANY),
-				 .sin_port = htons(port) };
 	int one = 1;
 
 	if (port == 0)
@@ -188,20 +224,37 @@ extern int tidal_ctl_start(int port)
 	if (listen_fd < 0)
 		return -1;
 	setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(listen_fd, (struct sockaddr *)&a, sizeof(a)) ||
-	    listen(listen_fd, 128)) {
-		error("sched/tidal: tidalctl port %d: %m", port);
-		close(listen_fd);
-		listen_fd = -1;
-		return -1;
+	bind_port = 0;
+	if (_bind(port)) {
+		if (!wait || errno != EADDRINUSE) {
+			error("sched/tidal: tidalctl port %d: %m", port);
+			close(listen_fd);
+			listen_fd = -1;
+			return -1;
+		}
+		info("sched/tidal: tidalctl port %d: %m; trying again for up "
+		     "to %d s",
+		     port, CTL_BIND_WAIT_S);
+		bind_port = port;
 	}
 	ctl_stop = false;
 	q_head = q_len = 0;
 	for (int i = 0; i < CTL_WORKERS; i++)
 		slurm_thread_create(&workers[i], _worker, NULL);
 	slurm_thread_create(&ctl_thread, _listener, NULL);
-	info("sched/tidal: tidalctl listens on port %d", port);
+	if (!bind_port)
+		info("sched/tidal: tidalctl listens on port %d", port);
 	return 0;
+}
+
+extern int tidal_ctl_start(int port)
+{
+	return _start(port, false);
+}
+
+extern int tidal_ctl_start_waiting(int port)
+{
+	return _start(port, true);
 }
 
 extern void tidal_ctl_stop(void)

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "slurm/slurm_errno.h"
 
@@ -60,11 +61,7 @@ static pthread_cond_t term_cond = PTHREAD_COND_INITIALIZER;
 static bool stop_agent;
 static bool wake_agent;
 
-/* Read tidal.conf (beside slurm.conf) into the engine.  A missing file
- * means the defaults (Policy=fifo).  RET -1 if the file names an unknown
- * policy or key or has a line that is not Key=Value: then nothing of it is
- * used (the previous configuration stays, if any).  A bad value is only
- * logged, and its default used (Slurm's rule). */
+/* See slurm_side.h. */
 extern void tidal_log_lines(char *text, bool errors)
 {
 	for (char *save = NULL, *l = text ? strtok_r(text, "\n", &save) : NULL;
@@ -78,6 +75,69 @@ extern void tidal_log_lines(char *text, bool errors)
 	}
 }
 
+/*
+ * The configuration in force, kept for this slurmctld process in
+ * StateSaveLocation/tidal_conf_in_force: "pid N" on its first line, then
+ * the tidal.conf text the engine took.  Slurm 24.11's scontrol reconfigure
+ * starts a new slurmctld; when that one fails (its init() refused a
+ * tidal.conf with errors), the old process goes on, reading its
+ * configuration again and calling init() anew: it then finds its own pid
+ * here and keeps the configuration it had, as 22.05's reconfigure does.
+ */
+static char *_in_force_path(void)
+{
+	char *p = NULL;
+
+	xstrfmtcat(p, "%s/tidal_conf_in_force", slurm_conf.state_save_location);
+	return p;
+}
+
+static void _in_force_save(const char *text)
+{
+	char *path = _in_force_path(), *tmp = NULL;
+	FILE *f;
+
+	xstrfmtcat(tmp, "%s.new", path);
+	if (!(f = fopen(tmp, "w")) ||
+	    fprintf(f, "pid %ld\n%s", (long)getpid(), text) < 0 || fclose(f) ||
+	    rename(tmp, path))
+		error("sched/tidal: %s: %m (the configuration in force is not "
+		      "kept for a failed reconfigure)",
+		      path);
+	xfree(tmp);
+	xfree(path);
+}
+
+/* The text saved by this very process, or NULL (xfree it). */
+static char *_in_force_load(void)
+{
+	char *path = _in_force_path(), *text = NULL, buf[4096];
+	FILE *f = fopen(path, "r");
+	long pid = -1;
+	size_t n;
+
+	xfree(path);
+	if (!f)
+		return NULL;
+	if (fscanf(f, "pid %ld", &pid) != 1 || pid != (long)getpid() ||
+	    fgetc(f) != '\n') {
+		fclose(f);
+		return NULL;
+	}
+	xstrcat(text, "");
+	while ((n = fread(buf, 1, sizeof(buf) - 1, f)) > 0) {
+		buf[n] = '\0';
+		xstrcat(text, buf);
+	}
+	fclose(f);
+	return text;
+}
+
+/* Read tidal.conf (beside slurm.conf) into the engine.  A missing file
+ * means the defaults (Policy=fifo).  RET -1 if the file names an unknown
+ * policy or key or has a line that is not Key=Value: then nothing of it is
+ * used (the previous configuration stays, if any).  A bad value is only
+ * logged, and its default used (Slurm's rule). */
 static int _load_config(void)
 {
 	int rc = 0;
@@ -101,12 +161,14 @@ static int _load_config(void)
 	/* "note: " lines (a key only another policy reads) are no error. */
 	tidal_log_lines(msg, true);
 	free(msg);
-	xfree(text);
 	if (rc) {
 		error("sched/tidal: %s is not used: fix the lines above", path);
+		xfree(text);
 		xfree(path);
 		return -1;
 	}
+	_in_force_save(text ? text : "");
+	xfree(text);
 	xfree(path);
 	info("sched/tidal: policy %s, cycle every %.1f s",
 	     tidal_engine_policy(), tidal_engine_interval());
@@ -114,6 +176,28 @@ static int _load_config(void)
 		info("sched/tidal: SchedulerParameters lacks sched_interval=-1: "
 		     "slurmctld's own scheduler will start jobs too");
 	return rc;
+}
+
+/* init() after tidal.conf was refused: this process's configuration in
+ * force before a failed reconfigure, if it had one.  RET 0 if taken. */
+static int _keep_in_force(void)
+{
+	char *text = _in_force_load(), *msg = NULL;
+	int rc;
+
+	if (!text)
+		return -1;
+	rc = tidal_engine_configure(text, "the configuration in force", &msg);
+	tidal_log_lines(msg, true);
+	free(msg);
+	xfree(text);
+	if (rc)
+		return -1;
+	error("sched/tidal: the reconfigure failed on tidal.conf's errors; "
+	      "this slurmctld goes on, keeping the configuration in force "
+	      "(Policy=%s)",
+	      tidal_engine_policy());
+	return 0;
 }
 
 static double _ms_since(const struct timespec *t0)
@@ -294,8 +378,10 @@ extern int init(void)
 		return SLURM_ERROR;
 	}
 	/* As for a bad slurm.conf: slurmctld does not start, rather than
-	 * schedule with something else than the administrator wrote. */
-	if (_load_config()) {
+	 * schedule with something else than the administrator wrote; but a
+	 * slurmctld that goes on after a failed reconfigure (Slurm 24.11)
+	 * keeps what it had. */
+	if (_load_config() && _keep_in_force()) {
 		slurm_mutex_unlock(&thread_flag_mutex);
 		error("sched/tidal: not started: tidal.conf has errors");
 		return SLURM_ERROR;
@@ -304,7 +390,7 @@ extern int init(void)
 	tidal_agent_on_awaited_ack(tidal_cycle_wake);
 	stop_agent = false;
 	slurm_thread_create(&tidal_thread, _agent, NULL);
-	tidal_ctl_start(tidal_engine_ctl_port());
+	tidal_ctl_start_waiting(tidal_engine_ctl_port());
 	slurm_mutex_unlock(&thread_flag_mutex);
 	verbose("sched/tidal: loaded");
 	return SLURM_SUCCESS;
