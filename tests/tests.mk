@@ -6,6 +6,8 @@
 #   check-fuzz     a short libFuzzer smoke run of every reader
 #   check-emu      the plugin over stubbed slurmctld symbols (tests/emu)
 #   check-cluster  real slurmctld + slurmd + munge on loopback
+#   check-cluster-24  the same on Slurm 24.11, built from Debian 13's
+#                  source (tests/slurm24.mk)
 #   check-node     tidal-train, tidal-launch, tidald (tests/node)
 #   check-slurm-quick  a part of Slurm's own regression suite under
 #                  sched/backfill and sched/tidal (tests/slurm/quick.list);
@@ -39,8 +41,8 @@ include tests/fuzz/fuzz.mk
 # after another so their output stays readable.
 # Every tier runs even after one fails; check fails at the end, naming them,
 # after a table of every tier's result and seconds (CI's budget is 90 min).
-CHECK_TIERS := check-emu check-cluster check-slurm-quick check-node \
-	check-unit check-fuzz check-sim
+CHECK_TIERS := check-emu check-cluster check-cluster-24 check-slurm-quick \
+	check-node check-unit check-fuzz check-sim
 check: check-build
 	@failed=; table=; for t in $(CHECK_TIERS); do \
 		s=$$(date +%s); r=ok; \
@@ -53,8 +55,7 @@ check: check-build
 		exit 1; fi
 
 check-build:
-	@$(MAKE) --no-print-directory $(if $(findstring jobserver,$(MAKEFLAGS)),,-j2) \
-		$(BUILD)/tidal-sim $(UNIT_BIN) $(NODE_TARGETS) $(NODE_UNIT_BIN) \
+	@$(MAKE) --no-print-directory $(BUILD)/tidal-sim $(UNIT_BIN) $(NODE_TARGETS) $(NODE_UNIT_BIN) \
 		$(if $(filter 1,$(HAVE_LIBFUZZER)),$(FUZZ_BIN))
 
 check-unit: $(UNIT_BIN)
@@ -70,6 +71,7 @@ check-sim: $(BUILD)/tidal-sim
 check-emu check-cluster: check-%:
 	@BUILD=$(BUILD) tests/run-scripts.sh check-$* tests/$*/test_*.sh
 include tests/cluster/cluster.mk
+include tests/slurm24.mk
 include tests/slurm/slurm.mk
 include tests/emu/emu.mk
 include tests/node/node.mk

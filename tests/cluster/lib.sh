@@ -8,7 +8,10 @@
 #              (SCHED_TYPE and SCHED_PARAMS - a whole SchedulerParameters=
 #              line, or empty for none - replace them: bench/load.sh runs
 #              sched/builtin; EXTRA_SLURM_CONF adds lines; MIN_JOB_AGE
-#              replaces MinJobAge=600; MPI_PARAMS replaces MpiParams)
+#              replaces MinJobAge=600; MPI_PARAMS replaces MpiParams;
+#              TOPOLOGY_PLUGIN and TOPOLOGY_CONF replace topology/tree
+#              with switches s1 (n1, n2) and s2 (n3, n4) under top;
+#              RETURN_TO_SERVICE replaces ReturnToService=2)
 #   slurmd x4  n1..n4 (slurmd -N), own ports, 8 fake GPUs each: character
 #              devices made with mknod (major 195, like /dev/nvidiaN)
 #
@@ -38,8 +41,18 @@
 
 BUILD=${BUILD:-build}
 BUILD_ABS=$(cd "$BUILD" 2>/dev/null && pwd)
+# SLURM_PREFIX=DIR (make check-cluster-24): run the Slurm installed under
+# DIR (scripts/slurm-build.sh), its daemons, commands and plugins, with
+# sched_tidal.so and spank_tidal.so built for it in PLUGIN_BUILD; unset,
+# the installed Slurm and the plugins in $BUILD.
+PLUGIN_ABS=$(cd "${PLUGIN_BUILD:-$BUILD}" 2>/dev/null && pwd)
+SLURM_PLUGINS=/usr/lib/x86_64-linux-gnu/slurm-wlm
+if [ -n "${SLURM_PREFIX:-}" ]; then
+	PATH=$SLURM_PREFIX/bin:$SLURM_PREFIX/sbin:$PATH
+	SLURM_PLUGINS=$SLURM_PREFIX/lib/slurm
+fi
 # Where slurmctld finds sched_tidal.so (spank_tidal.so is named by path).
-SCHED_DIR=$BUILD_ABS
+SCHED_DIR=$PLUGIN_ABS
 [ -z "${SAN_PLUGIN:-}" ] || SCHED_DIR=$(cd "$SAN_PLUGIN" 2>/dev/null && pwd)
 NODES="n1 n2 n3 n4"
 GPUS_PER_NODE=8
@@ -67,8 +80,10 @@ skip_unless_runnable() {
 		${ACCOUNTING:+slurmdbd sacctmgr mariadbd mariadb-install-db}; do
 		command -v $b >/dev/null 2>&1 || why="$b not installed"
 	done
-	[ -n "$BUILD_ABS" ] && [ -f "$BUILD_ABS/sched_tidal.so" ] ||
-		why="$BUILD/sched_tidal.so not built (no Slurm source tree?)"
+	[ -n "$PLUGIN_ABS" ] && [ -f "$PLUGIN_ABS/sched_tidal.so" ] ||
+		why="${PLUGIN_BUILD:-$BUILD}/sched_tidal.so not built (no Slurm source tree?)"
+	[ -z "${SLURM_PREFIX:-}" ] || [ -x "$SLURM_PREFIX/sbin/slurmctld" ] ||
+		why="SLURM_PREFIX=$SLURM_PREFIX has no sbin/slurmctld"
 	if [ -n "${SAN_PLUGIN:-}" ]; then
 		[ -n "$SCHED_DIR" ] && [ -f "$SCHED_DIR/sched_tidal.so" ] ||
 			why="SAN_PLUGIN=$SAN_PLUGIN has no sched_tidal.so"
@@ -130,7 +145,7 @@ SlurmctldLogFile=$T/log/slurmctld.log
 SlurmdLogFile=$T/log/slurmd-%n.log
 SlurmctldDebug=debug
 SlurmdDebug=info
-PluginDir=/usr/lib/x86_64-linux-gnu/slurm-wlm:$SCHED_DIR
+PluginDir=$SLURM_PLUGINS:$SCHED_DIR
 PlugStackConfig=$T/etc/plugstack.conf
 SchedulerType=${SCHED_TYPE:-sched/tidal}
 ${SCHED_PARAMS-SchedulerParameters=defer,sched_interval=-1}
@@ -144,9 +159,9 @@ $(accounting_conf)
 JobCompType=jobcomp/none
 MpiDefault=none
 SwitchType=switch/none
-TopologyPlugin=topology/tree
+TopologyPlugin=${TOPOLOGY_PLUGIN:-topology/tree}
 SlurmdParameters=config_overrides
-ReturnToService=2
+ReturnToService=${RETURN_TO_SERVICE:-2}
 SlurmdTimeout=60
 MessageTimeout=10
 KillWait=2
@@ -166,14 +181,13 @@ EOF
 		echo "NodeName=$n Name=gpu File=$T/dev/$n/nvidia[0-$((GPUS_PER_NODE - 1))]" >>"$T/etc/gres.conf"
 	done
 	echo "PartitionName=gpu Nodes=n[1-4] Default=YES MaxTime=INFINITE State=UP" >>"$T/etc/slurm.conf"
-	cat >"$T/etc/topology.conf" <<EOF
-SwitchName=s1 Nodes=n[1-2]
+	# TOPOLOGY_CONF (with TOPOLOGY_PLUGIN) replaces the switch tree.
+	printf '%s\n' "${TOPOLOGY_CONF:-SwitchName=s1 Nodes=n[1-2]
 SwitchName=s2 Nodes=n[3-4]
-SwitchName=top Switches=s[1-2]
-EOF
+SwitchName=top Switches=s[1-2]}" >"$T/etc/topology.conf"
 	: >"$T/etc/plugstack.conf"
-	[ -f "$BUILD_ABS/spank_tidal.so" ] &&
-		echo "required $BUILD_ABS/spank_tidal.so" >"$T/etc/plugstack.conf"
+	[ -f "$PLUGIN_ABS/spank_tidal.so" ] &&
+		echo "required $PLUGIN_ABS/spank_tidal.so" >"$T/etc/plugstack.conf"
 	tidal_conf "$1"
 }
 
@@ -407,7 +421,7 @@ set_tidal_conf() { # set_tidal_conf TEXT: rewrite and scontrol reconfigure
 # kill_node NODE: NODE dies as a machine would: kill -9 of its slurmd, of
 # its tidald (pid in $T/run/tidald-NODE.pid, when the test wrote one), and
 # of every job process there (environment SLURMD_NODENAME=NODE) with the
-# slurmstepd above it.  Slurm notices only after SlurmdTimeout; tests mark
+# slurmstepd above it, and of every other slurmstepd of the node.  Slurm notices only after SlurmdTimeout; tests mark
 # the node DOWN themselves (scontrol), as an administrator would.
 kill_node() {
 	local p pp pids=
@@ -419,9 +433,17 @@ kill_node() {
 		[ -n "$pp" ] && ps -o comm= -p "$pp" 2>/dev/null | grep -q '^slurmstepd' &&
 			pids="$pids $pp"
 	done
+	# The node's other slurmstepds (a step ending, its processes gone):
+	# those writing to its slurmd log.  A live one would talk for the dead
+	# node.
+	for p in $(pgrep -x slurmstepd); do
+		ls -l "/proc/$p/fd" 2>/dev/null | grep -qF "$T/log/slurmd-$1.log" &&
+			pids="$pids $p"
+	done
 	for p in "$T/run/slurmd-$1.pid" "$T/run/tidald-$1.pid"; do
 		[ -f "$p" ] && pids="$(cat "$p") $pids"
 	done
+	pids=$(echo $pids | tr ' ' '\n' | sort -u | tr '\n' ' ')
 	# shellcheck disable=SC2086
 	kill -9 $pids 2>/dev/null
 	echo "$pids" | wc -w

@@ -28,7 +28,7 @@ check "E ($e, elastic 2-8 asked per node) starts on the 7 GPUs left" \
 	wait_for 30 has_gpus "$e" 7
 show_queue
 check "E now asks 7 GPUs per job" \
-	eval "scontrol -o show job $e | grep -q 'TresPerJob=gres:gpu:7'"
+	eval "scontrol -o show job $e | grep -Eq 'TresPerJob=gres[:/]gpu:7'"
 check "slurmctld did not refuse E's request" \
 	eval "! grep -q 'JobId=$e: cannot ask for' '$T/log/slurmctld.log'"
 scancel "$r" "$r1" "$e"

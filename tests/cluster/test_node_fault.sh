@@ -3,7 +3,10 @@
 # killed, twice, on a live cluster (4 nodes x 4 fake GPUs, elastic-edf,
 # tidald everywhere).  Slurm notices a dead slurmd only after
 # SlurmdTimeout (60 s here): the test marks the node DOWN itself with
-# scontrol, as an administrator (or a health check) would.
+# scontrol, as an administrator (or a health check) would, and it stays
+# DOWN (ReturnToService=1): under Slurm 24.11's ReturnToService=2, a reply
+# the node's slurmd sent just before it died, taken in after the DOWN,
+# would bring the node back.
 #
 #   Ra, Rb  n1, n2 full (rigid, sleeping); R2 2 GPUs on n3 and on n4
 #   E       elastic 2-4: 2 + 2 on n3 (rank 0: it writes every checkpoint)
@@ -24,6 +27,7 @@
 # GPL-2.0-or-later.
 . "$(dirname "$0")/lib.sh"
 GPUS_PER_NODE=4
+RETURN_TO_SERVICE=1
 skip_unless_node_side
 skip_unless_python "tidald requests"
 agents_cluster_up

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 cluster_up "Policy=fifo
 CycleInterval=1"
-[ -f "$BUILD_ABS/spank_tidal.so" ] || { fail "spank_tidal.so not built"; finish; exit; }
+[ -f "$PLUGIN_ABS/spank_tidal.so" ] || { fail "spank_tidal.so not built"; finish; exit; }
 
 refused() { # refused EXPECTED_MESSAGE SBATCH_ARGS...
 	local want=$1 out; shift
