@@ -277,9 +277,9 @@ static void _take_block(const tidal_block_info_t *t, tidal_topo_switch_t *sw)
 		sw[s].parent = -1;
 		sw[s].nodes = _nodes_of(r->name);
 		sw[s].level = 0;
+		/* Each size counts once: at its first block. */
 		for (uint32_t o = 0; o < n; o++) {
-			bool first =
-				true; /* of its size: each size counts once */
+			bool first = true;
 
 			for (uint32_t q = 0; q < o && first; q++)
 				first = t->topo_array[q].size !=
