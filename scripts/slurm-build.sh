@@ -174,7 +174,7 @@ main() {
 		tail -n 25 "$logfile" >&2
 		die "Slurm's configure failed (log: $logfile); scripts/deps.sh installs what it needs"
 	fi
-	log "building with make -j$jobs (about 20 minutes on 2 cores)"
+	log "building with make -j$jobs (about 2 minutes on 2 cores)"
 	local step
 	for step in "make -j$jobs" "make -j$jobs install"; do
 		if ! (cd "$dest/src" && $step) >>"$logfile" 2>&1; then

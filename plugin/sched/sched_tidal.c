@@ -77,9 +77,9 @@ extern void tidal_log_lines(char *text, bool errors)
 
 /*
  * The configuration in force, kept for this slurmctld process in
- * StateSaveLocation/tidal_conf_in_force: "pid N" on its first line, then
- * the tidal.conf text the engine took.  Slurm 24.11's scontrol reconfigure
- * starts a new slurmctld; when that one fails (its init() refused a
+ * StateSaveLocation/tidal_conf_in_force: "pid N start T" (_self_id) on its
+ * first line, then the tidal.conf text the engine took.  Slurm 24.11's scontrol
+ * reconfigure starts a new slurmctld; when that one fails (its init() refused a
  * tidal.conf with errors), the old process goes on, reading its
  * configuration again and calling init() anew: it then finds its own pid
  * here and keeps the configuration it had, as 22.05's reconfigure does.
@@ -92,18 +92,51 @@ static char *_in_force_path(void)
 	return p;
 }
 
+/* This process, as no other: "pid N start T", T its start time in clock
+ * ticks since boot (/proc/self/stat), for a pid can come again (a
+ * container's slurmctld has the same one at every start). */
+static char *_self_id(void)
+{
+	char buf[1024], *p = NULL, *id = NULL;
+	unsigned long long start = 0;
+	FILE *f = fopen("/proc/self/stat", "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	/* After the command's closing parenthesis: field 3 on; start time
+	 * is field 22. */
+	if ((p = strrchr(buf, ')'))) {
+		p++;
+		for (int field = 3; field < 22 && p; field++)
+			p = strchr(p + 1, ' ');
+		if (p)
+			start = strtoull(p + 1, NULL, 10);
+	}
+	xstrfmtcat(id, "pid %ld start %llu", (long)getpid(), start);
+	return id;
+}
+
 static void _in_force_save(const char *text)
 {
-	char *path = _in_force_path(), *tmp = NULL;
+	char *path = _in_force_path(), *tmp = NULL, *id = _self_id();
 	FILE *f;
+	int bad;
 
 	xstrfmtcat(tmp, "%s.new", path);
-	if (!(f = fopen(tmp, "w")) ||
-	    fprintf(f, "pid %ld\n%s", (long)getpid(), text) < 0 || fclose(f) ||
-	    rename(tmp, path))
+	if ((f = fopen(tmp, "w"))) {
+		bad = fprintf(f, "%s\n%s", id, text) < 0;
+		bad |= fclose(f) != 0;
+		bad = bad || rename(tmp, path);
+	} else {
+		bad = 1;
+	}
+	if (bad)
 		error("sched/tidal: %s: %m (the configuration in force is not "
 		      "kept for a failed reconfigure)",
 		      path);
+	xfree(id);
 	xfree(tmp);
 	xfree(path);
 }
@@ -111,19 +144,20 @@ static void _in_force_save(const char *text)
 /* The text saved by this very process, or NULL (xfree it). */
 static char *_in_force_load(void)
 {
-	char *path = _in_force_path(), *text = NULL, buf[4096];
+	char *path = _in_force_path(), *text = NULL, *id = _self_id();
+	char buf[4096];
 	FILE *f = fopen(path, "r");
-	long pid = -1;
 	size_t n;
 
 	xfree(path);
-	if (!f)
-		return NULL;
-	if (fscanf(f, "pid %ld", &pid) != 1 || pid != (long)getpid() ||
-	    fgetc(f) != '\n') {
-		fclose(f);
+	if (!f || !fgets(buf, sizeof(buf), f) ||
+	    strcspn(buf, "\n") != strlen(id) || strncmp(buf, id, strlen(id))) {
+		if (f)
+			fclose(f);
+		xfree(id);
 		return NULL;
 	}
+	xfree(id);
 	xstrcat(text, "");
 	while ((n = fread(buf, 1, sizeof(buf) - 1, f)) > 0) {
 		buf[n] = '\0';

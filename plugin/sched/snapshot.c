@@ -279,6 +279,7 @@ static int _leaf_switch(int index)
 {
 	for (int s = 0; s < n_topo; s++)
 		if (topo[s].level == 0 && topo[s].nodes &&
+		    index < bit_size(topo[s].nodes) && /* a node added since */
 		    bit_test(topo[s].nodes, index))
 			return s;
 	return -1;
