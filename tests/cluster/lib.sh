@@ -421,7 +421,8 @@ set_tidal_conf() { # set_tidal_conf TEXT: rewrite and scontrol reconfigure
 # kill_node NODE: NODE dies as a machine would: kill -9 of its slurmd, of
 # its tidald (pid in $T/run/tidald-NODE.pid, when the test wrote one), and
 # of every job process there (environment SLURMD_NODENAME=NODE) with the
-# slurmstepd above it, and of every other slurmstepd of the node.  Slurm notices only after SlurmdTimeout; tests mark
+# slurmstepd above it, and of every other slurmstepd of the node.  Slurm
+# notices only after SlurmdTimeout; tests mark
 # the node DOWN themselves (scontrol), as an administrator would.
 kill_node() {
 	local p pp pids=
