@@ -149,9 +149,9 @@ main() {
 	: >"$logfile"
 
 	local tree
-	tree=$(fetch_source "$dest/work" "$version" "$logfile")
+	tree=$(fetch_source "$dest/fetch" "$version" "$logfile")
 	mv -T -- "$tree" "$dest/src"
-	rm -rf -- "$dest/work/unpack"
+	rm -rf -- "$dest/fetch" # apt lists, the tarball: unpacked now
 
 	# Multiple slurmd per host (slurmd -N) is what the cluster tier runs on.
 	# Optional GPU and network libraries are off, so that what a machine
