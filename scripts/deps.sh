@@ -50,8 +50,10 @@ readonly SLURM_CONFIGURE_PACKAGES=(
 	libpam0g-dev
 	# Slurm 24.11, which scripts/slurm-build.sh builds (it also uses munge,
 	# hwloc and json-c, above): slurmdbd's accounting_storage/mysql, and
-	# the YAML serializer its configure is given.
-	libmariadb-dev libyaml-dev
+	# the YAML serializer its configure is given.  Its configure runs
+	# mysql_config, which Debian 12 ships in libmariadb-dev-compat only
+	# (libmariadb-dev has mariadb_config).
+	libmariadb-dev libmariadb-dev-compat libyaml-dev
 )
 
 die() {

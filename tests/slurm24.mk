@@ -19,7 +19,7 @@ S24_VERSION := 24.11.5
 S24_OUT := $(BUILD)/slurm-$(S24_VERSION)
 
 # The build's two paths, "prefix=DIR" and "src=DIR", for the rules below.
-$(S24_OUT)/slurm.paths: scripts/slurm-build.sh
+$(S24_OUT)/slurm.paths: scripts/slurm-build.sh | $(BUILD)/.deps
 	@mkdir -p $(S24_OUT)
 	scripts/slurm-build.sh --version $(S24_VERSION) >$@.tmp
 	mv $@.tmp $@
