@@ -7,6 +7,8 @@
 #                          $(S24_OUT), sched_tidal.so and spank_tidal.so
 #                          built there
 #   make check-cluster-24  every tests/cluster script against it
+#   make check-cluster-san-24
+#                          the same with an ASan+UBSan sched_tidal.so
 #   make demo-24           the live half of make demo on it
 #   make check-slurm-quick-24, check-slurm-24
 #                          Slurm 24.11's own regression suite on it, under
@@ -41,6 +43,19 @@ slurm24: $(S24_OUT)/config.mk $(BUILD)/libtidal-core.a $(BUILD)/libtidal-proto.a
 check-cluster-24: slurm24 plugin node
 	@. $(S24_OUT)/slurm.paths && BUILD=$(BUILD) PLUGIN_BUILD=$(S24_OUT) \
 		SLURM_PREFIX="$$prefix" tests/run-scripts.sh check-cluster-24 \
+		$(sort $(wildcard tests/cluster/test_*.sh))
+
+# The same tier with Slurm 24.11's slurmctld loading an ASan+UBSan
+# sched_tidal.so built for it (as check-cluster-san does for 22.05).
+.PHONY: check-cluster-san-24
+check-cluster-san-24: slurm24 plugin node
+	@$(MAKE) --no-print-directory SAN=1 BUILD=build-san \
+		CONFIG_MK=$(S24_OUT)/config.mk \
+		PLUGIN_OUT=build-san/slurm-$(S24_VERSION) \
+		build-san/slurm-$(S24_VERSION)/sched_tidal.so
+	@. $(S24_OUT)/slurm.paths && BUILD=$(BUILD) PLUGIN_BUILD=$(S24_OUT) \
+		SAN_PLUGIN=build-san/slurm-$(S24_VERSION) SLURM_PREFIX="$$prefix" \
+		tests/run-scripts.sh check-cluster-san-24 \
 		$(sort $(wildcard tests/cluster/test_*.sh))
 
 # The live half of make demo (scripts/demo_cluster.sh) on Slurm 24.11.
