@@ -5,9 +5,22 @@
  * native replay: each decide() is one Gavel round on core types.
  *
  *   Snapshot --> GavelJob per active job (tput = 1 / iter_time, work
- *   left = remaining, run time from Job::executed) --> GavelRounds --> a
- *   placement per selected job on the cluster's GPUs in node order -->
- *   Start / Keep / Preempt / Hold, and wake_at = now + round length.
+ *   left = remaining, run time from Job::executed) --> GavelRounds, once
+ *   per round --> the round's jobs: Keep where they run, Start for the
+ *   others on free GPUs; Preempt / Hold for the rest; wake_at = the
+ *   round's end.
+ *
+ * A round holds until its end, however often decide() is called (the
+ * plugin calls it every CycleInterval): between ends the same jobs run,
+ * so that shares are not recomputed into churn.  A job that stays runs
+ * on where it is (Gavel's lease extension, whatever worker ids the round
+ * gave it).  A job that enters waits until the GPUs it needs are free:
+ * those of the jobs this round preempts come free only once they are
+ * gone (in Slurm, once their requeue completes), so it starts at a later
+ * call (wake_at: at once), never on GPUs still held.  A job that arrives
+ * mid-round waits for the next one, as in Gavel.  A preempted job that
+ * is briefly out of the snapshot (its requeue completing) keeps its
+ * place in the bookkeeping; a job gone at a round's end is dropped.
  *
  * The "gavel" preset of tidal-sim drives GavelRounds itself with the
  * anchor's own time model; this wrapper is what slurmctld would run.
@@ -18,14 +31,22 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
+#include <algorithm>
 #include <cstdio>
+#include <optional>
+#include <set>
 
 #include "core/policies/gavel_rounds.h"
 #include "core/model/policy.h"
+#include "core/placement/placement.h"
 
 namespace tidal {
 
 namespace {
+
+/* After preempting this round's leavers: ask again as soon as their GPUs
+ * can be free (a replay has released them once the plan is applied). */
+constexpr double kSettle = 1e-3;
 
 class GavelRoundPolicy : public Policy {
 public:
@@ -42,13 +63,20 @@ public:
 private:
 	/* Worker w = the w-th GPU counting node by node. */
 	Placement placement(const Cluster &c, const std::vector<int> &ws) const;
-	void sync(const Snapshot &snap);
+	void sync(const Snapshot &snap, bool boundary);
+	void new_round(const Snapshot &snap);
 
 	std::string name_;
 	std::unique_ptr<GavelAllocator> alloc_;
 	double round_, reset_;
 	std::unique_ptr<GavelRounds> rounds_;
 	std::map<JobId, double> executed_; /* Job::executed at last call */
+	/* This round: its jobs and their workers, and when it ends. */
+	std::map<JobId, std::vector<int>> chosen_;
+	double round_end_ = 0;
+	bool started_ = false;
+	/* Jobs preempted and not seen back in the queue since: when. */
+	std::map<JobId, double> leaving_;
 };
 
 Placement GavelRoundPolicy::placement(const Cluster &c,
@@ -67,30 +95,47 @@ Placement GavelRoundPolicy::placement(const Cluster &c,
 	return p;
 }
 
-/* Admit new jobs, drop gone ones, credit run time since the last call. */
-void GavelRoundPolicy::sync(const Snapshot &snap)
+/* Admit new jobs and credit run time since the last call; at a round's
+ * end, drop the jobs that are gone (a preempted one only a round after
+ * it left: it may still be on its way back to the queue). */
+void GavelRoundPolicy::sync(const Snapshot &snap, bool boundary)
 {
 	if (!rounds_)
 		rounds_ = std::make_unique<GavelRounds>(
 			snap.cluster->total_gpus(), round_, reset_);
-	std::map<JobId, double> seen;
+	std::set<JobId> seen;
 	for (const Job *j : snap.jobs) {
+		seen.insert(j->id);
 		auto it = executed_.find(j->id);
-		if (it == executed_.end())
+		if (it == executed_.end()) {
 			rounds_->add_job(j->id);
-		else if (j->executed > it->second)
+			executed_[j->id] = j->executed;
+			continue;
+		}
+		if (j->executed > it->second)
 			rounds_->job_ran(j->id, j->executed - it->second);
-		seen[j->id] = j->executed;
+		it->second = std::max(it->second, j->executed);
+		if (j->state != JobState::Running)
+			leaving_.erase(j->id);
 	}
-	for (auto &[id, e] : executed_)
-		if (!seen.count(id))
-			rounds_->remove_job(id);
-	executed_ = seen;
+	if (!boundary)
+		return;
+	for (auto it = executed_.begin(); it != executed_.end();) {
+		auto l = leaving_.find(it->first);
+		bool back_soon =
+			l != leaving_.end() && snap.now - l->second < round_;
+		if (seen.count(it->first) || back_soon) {
+			++it;
+			continue;
+		}
+		rounds_->remove_job(it->first);
+		leaving_.erase(it->first);
+		it = executed_.erase(it);
+	}
 }
 
-Plan GavelRoundPolicy::decide(const Snapshot &snap)
+void GavelRoundPolicy::new_round(const Snapshot &snap)
 {
-	sync(snap);
 	std::vector<GavelJob> act;
 	for (const Job *j : snap.jobs) {
 		GavelJob g;
@@ -101,41 +146,78 @@ Plan GavelRoundPolicy::decide(const Snapshot &snap)
 		g.since_start = snap.now - j->submit;
 		act.push_back(g);
 	}
-	auto sched = rounds_->schedule(snap.now, act, *alloc_);
-	std::map<JobId, const std::vector<int> *> chosen;
-	for (auto &[id, ws] : sched)
-		chosen[id] = &ws;
+	chosen_.clear();
+	for (auto &[id, ws] : rounds_->schedule(snap.now, act, *alloc_))
+		chosen_[id] = ws;
+	round_end_ = snap.now + round_;
+	started_ = true;
+}
+
+Plan GavelRoundPolicy::decide(const Snapshot &snap)
+{
+	bool boundary = !started_ || snap.now >= round_end_;
+	sync(snap, boundary);
+	if (boundary)
+		new_round(snap);
+
+	/* Every running job's GPUs are taken: the stayers keep theirs, the
+	 * leavers' come free only once they are gone. */
+	FreeMap free(*snap.cluster);
+	for (const Job *j : snap.jobs)
+		if (j->state == JobState::Running)
+			free.take(j->placement);
 	Plan plan;
+	bool leavers = false;
 	for (const Job *j : snap.jobs) {
-		auto c = chosen.find(j->id);
+		auto c = chosen_.find(j->id);
 		auto a = rounds_->allocation().find(j->id);
 		double share = a == rounds_->allocation().end() ? 0 : a->second;
-		if (c == chosen.end()) {
-			Action act_ = j->state == JobState::Running
-					      ? Action::Preempt
-					      : Action::Hold;
-			plan.add(j->id, act_, 0,
-				 snap.want_reasons
-					 ? "not in this round: behind jobs further "
-					   "below their time share"
-					 : "")
+		bool running = j->state == JobState::Running;
+		if (c == chosen_.end()) {
+			if (running) {
+				leavers = true;
+				leaving_[j->id] = snap.now;
+			}
+			plan.add(j->id,
+				 running ? Action::Preempt : Action::Hold, 0,
+				 snap.want_reasons ? "not in this round: "
+						     "behind jobs further "
+						     "below their time share"
+						   : "")
 				.note("share", share);
 			continue;
 		}
-		Placement p = placement(*snap.cluster, *c->second);
-		bool same = j->state == JobState::Running && j->placement == p;
-		Action act_ = same ? Action::Keep
-				   : j->state == JobState::Running ? Action::Resize
-								   : Action::Start;
-		Decision &d = plan.add(j->id, act_, j->gpus,
-				       snap.want_reasons
-					       ? "runs this round (time share " +
-							 std::to_string(share) + ")"
-					       : "");
-		d.placement = p;
+		std::string why = snap.want_reasons
+					  ? "runs this round (time share " +
+						    std::to_string(share) + ")"
+					  : "";
+		if (running) {
+			Decision &d =
+				plan.add(j->id, Action::Keep, j->gpus, why);
+			d.placement = j->placement;
+			d.note("share", share);
+			continue;
+		}
+		/* The round's workers where they are free, else any free
+		 * GPUs, one node first. */
+		std::optional<Placement> p =
+			placement(*snap.cluster, c->second);
+		if (placement_gpus(*p) != j->gpus || !free.take(*p))
+			p = free.place(j->gpus, PlacementScheme::Consolidated);
+		if (!p) {
+			plan.add(j->id, Action::Hold, 0,
+				 snap.want_reasons ? "in this round, waiting "
+						     "for the GPUs of "
+						     "the jobs it replaces"
+						   : "")
+				.note("share", share);
+			continue;
+		}
+		Decision &d = plan.add(j->id, Action::Start, j->gpus, why);
+		d.placement = *p;
 		d.note("share", share);
 	}
-	plan.wake_at = snap.now + round_;
+	plan.wake_at = leavers ? snap.now + kSettle : round_end_;
 	return plan;
 }
 

@@ -160,8 +160,10 @@ static void test_allox(void **)
 
 /* The registry policy on core types: 2 nodes x 2 GPUs, jobs of 2, 2
  * and 1 GPUs (as in test_priorities_and_leases): jobs 0 and 1 start on
- * node 0 and node 1, job 2 holds; a round later (0 and 1 ran 100 s)
- * job 2 starts on node 1, job 0 keeps node 0 and job 1 is preempted. */
+ * node 0 and node 1, job 2 holds.  Calls within the round change
+ * nothing.  A round later (0 and 1 ran 100 s) job 0 keeps node 0 and
+ * job 1 is preempted; job 2 waits for job 1's GPUs and is asked about
+ * again at once, and starts on node 1 once job 1 is back in the queue. */
 static void test_registry_policy(void **)
 {
 	Cluster c = test::cluster(2, 2);
@@ -182,11 +184,56 @@ static void test_registry_policy(void **)
 		jobs[i].placement = plan.find(i)->placement;
 		jobs[i].executed = 100;
 	}
+	/* Mid-round: the same round, though the priorities have moved. */
+	plan = p->decide(test::snapshot(c, jobs, 100));
+	assert_int_equal((int)plan.find(0)->action, (int)Action::Keep);
+	assert_int_equal((int)plan.find(1)->action, (int)Action::Keep);
+	assert_int_equal((int)plan.find(2)->action, (int)Action::Hold);
+	assert_true(plan.wake_at == 120);
+
 	plan = p->decide(test::snapshot(c, jobs, 120));
 	assert_int_equal((int)plan.find(0)->action, (int)Action::Keep);
+	assert_true(plan.find(0)->placement == Placement({ { 0, 2 } }));
 	assert_int_equal((int)plan.find(1)->action, (int)Action::Preempt);
+	assert_int_equal((int)plan.find(2)->action, (int)Action::Hold);
+	assert_true(plan.wake_at > 120 && plan.wake_at < 121);
+	/* Job 1 still completing (gone from the snapshot, its GPUs not yet
+	 * free: the plugin's view): job 2 still waits, and job 1 is not
+	 * forgotten. */
+	Cluster busy = c;
+	busy.nodes[1].gpus = 0;
+	std::vector<Job> two = { jobs[0], jobs[2] };
+	plan = p->decide(test::snapshot(busy, two, 121));
+	assert_null(plan.find(1));
+	assert_int_equal((int)plan.find(2)->action, (int)Action::Hold);
+	jobs[1].state = JobState::Pending;
+	jobs[1].placement.clear();
+	plan = p->decide(test::snapshot(c, jobs, 122));
+	assert_int_equal((int)plan.find(1)->action, (int)Action::Hold);
 	assert_int_equal((int)plan.find(2)->action, (int)Action::Start);
 	assert_true(plan.find(2)->placement == Placement({{1, 1}}));
+	assert_true(plan.wake_at == 240);
+}
+
+/* A job that stays is kept where Slurm runs it, though the round's
+ * worker ids put it elsewhere; an entrant whose worker is taken goes where
+ * a GPU is free.  2 nodes x 1 GPU: the round gives job 0 worker 0 (node
+ * 0) and job 1 worker 1 (node 1), but job 0 runs on node 1. */
+static void test_registry_policy_keeps_placement(void **)
+{
+	Cluster c = test::cluster(2, 1);
+	std::vector<Job> jobs = { test::job(0, 1, 0, 1000),
+				  test::job(1, 1, 0, 1000) };
+	jobs[0].state = JobState::Running;
+	jobs[0].placement = { { 1, 1 } };
+	std::string err;
+	auto p = make_policy("max-min-fairness", Params(), &err);
+	assert_non_null(p.get());
+	Plan plan = p->decide(test::snapshot(c, jobs, 0));
+	assert_int_equal((int)plan.find(0)->action, (int)Action::Keep);
+	assert_true(plan.find(0)->placement == Placement({ { 1, 1 } }));
+	assert_int_equal((int)plan.find(1)->action, (int)Action::Start);
+	assert_true(plan.find(1)->placement == Placement({ { 0, 1 } }));
 }
 
 /* The profile rules against the artifact's regenerated profile JSON. */
@@ -250,6 +297,7 @@ int main(void)
 		cmocka_unit_test(test_center_kkt),
 		cmocka_unit_test(test_allox),
 		cmocka_unit_test(test_registry_policy),
+		cmocka_unit_test(test_registry_policy_keeps_placement),
 		cmocka_unit_test(test_profiles_match_artifact),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
