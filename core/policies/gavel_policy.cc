@@ -26,7 +26,9 @@
  * anchor's own time model; this wrapper is what slurmctld would run.
  * Gavel's FIFO is not registered here: "fifo" is the baseline policy.
  *
- * Params: Gavel.RoundLength (120 s), Gavel.ResetInterval (1000 s),
+ * Params: Gavel.RoundLength (120 s), Gavel.ResetInterval (0 s: the
+ * shares are recomputed at the first round after jobs come or go, so that
+ * a new job does not wait out the anchor's 1000 s with no share),
  * Allox.Alpha (0.2), Allox.Seed (0).
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
@@ -52,9 +54,9 @@ class GavelRoundPolicy : public Policy {
 public:
 	GavelRoundPolicy(std::string name, const Params &p,
 			 std::unique_ptr<GavelAllocator> alloc)
-		: name_(std::move(name)), alloc_(std::move(alloc)),
-		  round_(p.get_double("Gavel.RoundLength", 120, 1, 86400)),
-		  reset_(p.get_double("Gavel.ResetInterval", 1000, 0, 1e9))
+	    : name_(std::move(name)), alloc_(std::move(alloc)),
+	      round_(p.get_double("Gavel.RoundLength", 120, 1, 86400)),
+	      reset_(p.get_double("Gavel.ResetInterval", 0, 0, 1e9))
 	{
 	}
 	std::string name() const override { return name_; }
