@@ -149,9 +149,15 @@ void GavelRoundPolicy::new_round(const Snapshot &snap)
 		act.push_back(g);
 	}
 	chosen_.clear();
+	/* GPUs on nodes that are down, or held by jobs Tidal does not
+	 * schedule, are no workers this round. */
+	rounds_->set_workers(snap.cluster->total_gpus());
 	for (auto &[id, ws] : rounds_->schedule(snap.now, act, *alloc_))
 		chosen_[id] = ws;
-	round_end_ = snap.now + round_;
+	/* Rounds keep their phase: a call that comes late (the plugin asks
+	 * every CycleInterval) does not push the next round's end later. */
+	bool on_time = started_ && snap.now < round_end_ + round_;
+	round_end_ = (on_time ? round_end_ : snap.now) + round_;
 	started_ = true;
 }
 

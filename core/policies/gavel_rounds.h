@@ -73,6 +73,17 @@ public:
 	void remove_job(JobId id);
 	/* A batch-size change or failed micro-task. */
 	void mark_changed() { need_update_ = true; }
+	/* The workers now (a live cluster's usable GPUs change as nodes go
+	 * down and come back): a new count calls for a new allocation, and
+	 * the old worker ids no longer name the same GPUs. */
+	void set_workers(int workers)
+	{
+		if (workers != workers_) {
+			workers_ = workers;
+			need_update_ = true;
+			prev_workers_.clear();
+		}
+	}
 	/* A micro-task of ID ended after EXEC seconds. */
 	void job_ran(JobId id, double exec);
 

@@ -236,6 +236,28 @@ static void test_registry_policy_keeps_placement(void **)
 	assert_true(plan.find(1)->placement == Placement({ { 0, 1 } }));
 }
 
+/* The GPUs that count are those usable now: with no node up at the
+ * first call (slurmctld before its nodes register) nothing runs, and
+ * once they are up the next round runs jobs on them. */
+static void test_registry_policy_nodes_come_up(void **)
+{
+	Cluster down = test::cluster(2, 2);
+	for (Node &n : down.nodes)
+		n.gpus = 0;
+	Cluster up = test::cluster(2, 2);
+	std::vector<Job> jobs = { test::job(0, 2, 0, 1000),
+				  test::job(1, 2, 0, 1000) };
+	std::string err;
+	auto p = make_policy("max-min-fairness", Params(), &err);
+	assert_non_null(p.get());
+	Plan plan = p->decide(test::snapshot(down, jobs, 0));
+	assert_int_equal((int)plan.find(0)->action, (int)Action::Hold);
+	assert_int_equal((int)plan.find(1)->action, (int)Action::Hold);
+	plan = p->decide(test::snapshot(up, jobs, 120));
+	assert_int_equal((int)plan.find(0)->action, (int)Action::Start);
+	assert_int_equal((int)plan.find(1)->action, (int)Action::Start);
+}
+
 /* The profile rules against the artifact's regenerated profile JSON. */
 static void test_profiles_match_artifact(void **)
 {
@@ -298,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_allox),
 		cmocka_unit_test(test_registry_policy),
 		cmocka_unit_test(test_registry_policy_keeps_placement),
+		cmocka_unit_test(test_registry_policy_nodes_come_up),
 		cmocka_unit_test(test_profiles_match_artifact),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
