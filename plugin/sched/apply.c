@@ -18,7 +18,9 @@
  *            An elastic job started at another size than it asked for
  *            first has its GPU request changed (resize.c).
  *   Preempt  job_requeue(); the begin-time delay Slurm adds is undone on
- *            the next snapshot so the job can start again at once.
+ *            the next snapshot so the job can start again at once.  A
+ *            job whose batch host's tidald runs its launcher checkpoints
+ *            first: the resize machine of resize.c, its request kept.
  *   Resize   the machine in resize.c: checkpoint signal, requeue, new GPU
  *            request, restart; one step per cycle.
  *   Reject   held with "TidalReject: " + reason, or, with
@@ -559,8 +561,11 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 	return 0;
 }
 
-static void _apply_preempt(const tidal_decision_t *d, job_record_t *job_ptr)
+static void _apply_preempt(const tidal_snap_t *snap, const tidal_decision_t *d,
+			   job_record_t *job_ptr,
+			   const tidal_apply_conf_t *conf, time_t now)
 {
+	const tidal_job_t *sj = _snap_job(snap, d);
 	int rc;
 
 	if (!IS_JOB_RUNNING(job_ptr) || IS_JOB_COMPLETING(job_ptr))
@@ -570,6 +575,12 @@ static void _apply_preempt(const tidal_decision_t *d, job_record_t *job_ptr)
 		      job_ptr);
 		return;
 	}
+	/* A job under tidal-launch checkpoints first, through the resize
+	 * machine (resize.c), so that it loses no work. */
+	if (!job_ptr->het_job_id && sj &&
+	    tidal_preempt_begin(job_ptr, sj->gpus, sj->n_alloc, d->reason, conf,
+				now))
+		return;
 	/* A heterogeneous job is requeued whole, through its leader (Slurm
 	 * refuses to requeue any other component alone). */
 	if (job_ptr->het_job_id && job_ptr->het_job_id != job_ptr->job_id &&
@@ -915,7 +926,7 @@ extern int tidal_plan_apply(const tidal_snap_t *snap, const tidal_plan_t *plan,
 		if (!(job_ptr = find_job_record(d->job)))
 			continue;
 		if (d->action == TIDAL_PREEMPT)
-			_apply_preempt(d, job_ptr);
+			_apply_preempt(snap, d, job_ptr, conf, now);
 		else if (d->action == TIDAL_RESIZE)
 			_apply_resize(snap, d, job_ptr, conf, now);
 		else if (d->action == TIDAL_KEEP)

@@ -175,6 +175,10 @@ char *tidal_agent_log_drain(void);
 void tidal_agent_on_awaited_ack(void (*wake)(void));
 /* 1 if NODE's agent heartbeated within 3 of its intervals of NOW. */
 int tidal_agent_live(const char *node, double now);
+/* 1 if JOB runs under tidal-launch on NODE: NODE's agent reported the
+ * job's launcher within 3 of its heartbeat intervals of NOW (so that
+ * checkpoint_stop reaches a launcher, not a plain batch script). */
+int tidal_agent_launched(uint32_t job, const char *node, double now);
 /* Queue OP ("checkpoint", "checkpoint_stop") about JOB for NODE's agent;
  * it goes out with the next heartbeat reply.  RET the id (> 0) or 0. */
 uint64_t tidal_agent_command(const char *node, const char *op, uint32_t job,

@@ -281,7 +281,8 @@ extern int tidal_resize_start_at(job_record_t *job_ptr, int gpus, int nodes)
 	int rc = _set_gpu_request(job_ptr, gpus, nodes);
 
 	if (rc == SLURM_SUCCESS && r)
-		r->request_set = 1; /* a restart at the size now decided */
+		r->request_set = TIDAL_RQ_SET; /* a restart at the size now
+						* decided */
 	return rc;
 }
 
@@ -309,10 +310,16 @@ static bool _ask_agent(job_record_t *job_ptr, tidal_resize_t *r,
 				     (double)now);
 	if (!r->cmd)
 		return false;
-	info("sched/tidal: resize %pJ to %d GPUs: checkpoint_stop asked of "
-	     "%s's tidald (command %" PRIu64 "), requeue on its ack or in "
-	     "%.0f s",
-	     job_ptr, r->gpus, host, r->cmd, conf->checkpoint_timeout);
+	if (r->request_set == TIDAL_RQ_KEEP)
+		info("sched/tidal: preempt %pJ: checkpoint_stop asked of %s's "
+		     "tidald (command %" PRIu64 "), requeue on its ack or in "
+		     "%.0f s",
+		     job_ptr, host, r->cmd, conf->checkpoint_timeout);
+	else
+		info("sched/tidal: resize %pJ to %d GPUs: checkpoint_stop "
+		     "asked of %s's tidald (command %" PRIu64 "), requeue on "
+		     "its ack or in %.0f s",
+		     job_ptr, r->gpus, host, r->cmd, conf->checkpoint_timeout);
 	return true;
 }
 
@@ -360,6 +367,44 @@ extern void tidal_resize_begin(job_record_t *job_ptr, int from, int gpus,
 	if (_ask_agent(job_ptr, r, conf, now))
 		return;
 	_send_signal(job_ptr, r, conf);
+}
+
+extern bool tidal_preempt_begin(job_record_t *job_ptr, int gpus, int nodes,
+				const char *why, const tidal_apply_conf_t *conf,
+				time_t now)
+{
+	tidal_resize_t *r;
+	char note[TIDAL_REASON_MAX + 100];
+
+	if (tidal_resize_find(job_ptr->job_id))
+		return true; /* under way */
+	if (!job_ptr->batch_flag || n_resizes >= MAX_TRANSIT ||
+	    !job_ptr->batch_host ||
+	    !tidal_agent_live(job_ptr->batch_host, (double)now) ||
+	    !tidal_agent_launched(job_ptr->job_id, job_ptr->batch_host,
+				  (double)now))
+		return false;
+	r = &resizes[n_resizes++];
+	memset(r, 0, sizeof(*r));
+	r->job = job_ptr->job_id;
+	tidal_resize_retarget(r, gpus, nodes, "");
+	r->since = now;
+	r->phase = TIDAL_RS_CHECKPOINT;
+	r->request_set = TIDAL_RQ_KEEP;
+	snprintf(
+		note, sizeof(note),
+		"preemption decided on %s (%s): checkpoint first, then requeue",
+		job_ptr->nodes ? job_ptr->nodes : "?",
+		why && *why ? why : "no reason given");
+	tidal_agent_note(r->job, (double)now, note);
+	if (!_ask_agent(job_ptr, r, conf, now)) {
+		tidal_agent_note(r->job, (double)now,
+				 "checkpoint_stop could not be queued: "
+				 "requeued at once");
+		n_resizes--;
+		return false;
+	}
+	return true;
 }
 
 /* Signal the batch step to checkpoint (the path without an agent). */
@@ -472,7 +517,8 @@ static bool _requeue_lost(job_record_t *job_ptr, tidal_resize_t *r,
 	tidal_agent_note(r->job, (double)now,
 			 "requeued again: a slurmctld restart had brought "
 			 "back the stopped run");
-	r->request_set = 0;
+	if (r->request_set != TIDAL_RQ_KEEP)
+		r->request_set = TIDAL_RQ_TODO;
 	r->since = now;
 	return true;
 }
@@ -515,12 +561,23 @@ static bool _resize_step(tidal_resize_t *r, const tidal_apply_conf_t *conf,
 			      job_ptr, slurm_strerror(rc));
 			return false;
 		}
-		info("sched/tidal: resize %pJ: requeued, to restart at %d GPUs",
-		     job_ptr, r->gpus);
-		snprintf(note, sizeof(note),
-			 "requeued, to restart at %d GPUs%s%s%s", r->gpus,
-			 r->at[0] ? " (placed " : "", r->at,
-			 r->at[0] ? ")" : "");
+		if (r->request_set == TIDAL_RQ_KEEP) {
+			info("sched/tidal: preemption of %pJ: requeued",
+			     job_ptr);
+			tidal_set_reason(job_ptr, TIDAL_PREEMPT_PREFIX,
+					 "checkpointed and requeued");
+			snprintf(note, sizeof(note),
+				 "requeued (preempted); it restarts from its "
+				 "checkpoint when the policy starts it");
+		} else {
+			info("sched/tidal: resize %pJ: requeued, to restart at "
+			     "%d GPUs",
+			     job_ptr, r->gpus);
+			snprintf(note, sizeof(note),
+				 "requeued, to restart at %d GPUs%s%s%s",
+				 r->gpus, r->at[0] ? " (placed " : "", r->at,
+				 r->at[0] ? ")" : "");
+		}
 		tidal_agent_note(r->job, (double)now, note);
 		r->cmd = 0;
 		r->phase = TIDAL_RS_REQUEUED;
@@ -536,10 +593,10 @@ static bool _resize_step(tidal_resize_t *r, const tidal_apply_conf_t *conf,
 		tidal_agent_note(r->job, (double)now, note);
 		return false;
 	}
-	if (!r->request_set && IS_JOB_PENDING(job_ptr)) {
+	if (r->request_set == TIDAL_RQ_TODO && IS_JOB_PENDING(job_ptr)) {
 		rc = _set_gpu_request(job_ptr, r->gpus, r->nodes);
 		if (rc == SLURM_SUCCESS)
-			r->request_set = 1;
+			r->request_set = TIDAL_RQ_SET;
 		else
 			debug("sched/tidal: %pJ: GPU request not changed yet: "
 			      "%s",

@@ -96,6 +96,9 @@ int tidal_plan_reasons_left(const tidal_plan_t *plan);
 /* ---- resize.c: jobs in transit (requeued by Tidal, being resized) ---- */
 
 enum { TIDAL_RS_CHECKPOINT = 0, TIDAL_RS_REQUEUED = 1 };
+/* A transit's GPU request: still to change to the target; changed; or
+ * kept as it is, because the job was preempted rather than resized. */
+enum { TIDAL_RQ_TODO = 0, TIDAL_RQ_SET = 1, TIDAL_RQ_KEEP = 2 };
 
 #define TIDAL_AT_MAX 256
 
@@ -106,7 +109,7 @@ typedef struct {
 				* "n1:4,n2:4" ("" if it placed none, or
 				* the list is longer than this) */
 	int phase;        /* TIDAL_RS_* */
-	int request_set;  /* the pending job's GPU request was changed */
+	int request_set;  /* TIDAL_RQ_*: the pending job's GPU request */
 	time_t since;     /* phase entered */
 	uint64_t cmd;     /* checkpoint_stop asked of the batch host's
 			   * tidald (agents/commands.cc), 0 = none */
@@ -135,6 +138,14 @@ int tidal_resize_start_at(job_record_t *job_ptr, int gpus, int nodes);
 void tidal_resize_begin(job_record_t *job_ptr, int from, int gpus, int nodes,
 			const char *at, const char *why,
 			const tidal_apply_conf_t *conf, time_t now);
+/* Preempt running JOB_PTR (GPUS on NODES nodes) for WHY through the
+ * same machine, when its batch host's tidald runs its launcher: a
+ * checkpoint_stop first, the requeue on the ack (or CheckpointTimeout),
+ * its request left as it is.  RET false if it cannot (no such agent, not
+ * a batch job, the table full): the caller requeues it at once. */
+bool tidal_preempt_begin(job_record_t *job_ptr, int gpus, int nodes,
+			 const char *why, const tidal_apply_conf_t *conf,
+			 time_t now);
 /* The policy now keeps resizing JOB_PTR at GPUS on NODES placed AT:
  * a resize past its checkpoint_stop takes that as its target. */
 void tidal_resize_retarget(tidal_resize_t *r, int gpus, int nodes,

@@ -190,6 +190,18 @@ extern "C" int tidal_agent_live(const char *node, double now)
 	});
 }
 
+extern "C" int tidal_agent_launched(uint32_t job, const char *node, double now)
+{
+	return with_registry(0, [&](Registry &r) -> int {
+		auto j = r.jobs.find(job);
+		auto a = r.agents.find(node ? node : "");
+		return j != r.jobs.end() && a != r.agents.end() &&
+		       j->second.has_status &&
+		       j->second.status_node == a->first &&
+		       now - j->second.status_seen <= 3 * a->second.heartbeat_s;
+	});
+}
+
 extern "C" uint64_t tidal_agent_checkpoint_step(uint32_t job)
 {
 	return with_registry(uint64_t{ 0 }, [&](Registry &r) -> uint64_t {
