@@ -1,0 +1,77 @@
+#!/bin/bash
+# test_rounds.sh - Gavel's rounds in a live slurmctld: max-min-fairness
+# with 30 s rounds, six 8-GPU jobs on the 4 x 8 GPUs (four run at a time,
+# so each job should run two rounds of every three).
+#
+# From the start of the first round the running jobs are sampled every
+# second for 9 rounds (three times that cycle, ending 3 s before the
+# tenth round: rounds keep their phase).  Then:
+# - the LP's time share of each job (tidalctl explain: share) is 2/3;
+# - each job's measured share of that time (seconds running / seconds
+#   sampled) is within 10% of its share: what a job loses when it enters
+#   a round (the leavers' requeue takes Slurm a few seconds) counts
+#   against it;
+# - a job leaves only at a round's end: it was requeued (Slurm's restart
+#   count) exactly as often as it was seen to stop running, and no more
+#   than twice per round;
+# - an entrant never aims at GPUs still held: no start fails on busy
+#   nodes.
+#
+# GPL-2.0-or-later.
+. "$(dirname "$0")/lib.sh"
+ROUND=30
+ROUNDS=9
+cluster_up "Policy=max-min-fairness
+Gavel.RoundLength=$ROUND
+CycleInterval=1"
+
+jobs=()
+for i in 1 2 3 4 5 6; do
+	jobs+=("$(submit -N1 --gpus-per-node=8 -J "r$i" --wrap 'sleep 3000')")
+done
+say "jobs: ${jobs[*]}"
+four_running() { [ "$(squeue -h -t R -o %i | wc -l)" -eq 4 ]; }
+check "four of the six jobs run in the first round" \
+	wait_for $((ROUND + 30)) four_running
+
+declare -A ran stops last
+for j in "${jobs[@]}"; do ran[$j]=0; stops[$j]=0; last[$j]=0; done
+samples=0
+end=$((SECONDS + ROUND * ROUNDS - 3))
+while [ $SECONDS -lt $end ]; do
+	running=" $(squeue -h -t R -o %i | tr '\n' ' ') "
+	for j in "${jobs[@]}"; do
+		if [[ $running == *" $j "* ]]; then
+			ran[$j]=$((ran[$j] + 1)); now=1
+		else
+			now=0
+		fi
+		[ "${last[$j]}" = 1 ] && [ $now = 0 ] && stops[$j]=$((stops[$j] + 1))
+		last[$j]=$now
+	done
+	samples=$((samples + 1))
+	sleep 1
+done
+show_queue
+
+share_of() { "$TIDALCTL" -o explain "$1" | grep -o 'share=[0-9.]*' | cut -d= -f2; }
+total_stops=0
+for j in "${jobs[@]}"; do
+	share=$(share_of "$j")
+	restarts=$(scontrol show job "$j" | grep -o 'Restarts=[0-9]*' | cut -d= -f2)
+	frac=$(awk -v r="${ran[$j]}" -v n="$samples" 'BEGIN { printf "%.3f", r / n }')
+	say "job $j: share $share, ran ${ran[$j]} of $samples samples ($frac), stopped ${stops[$j]} times, Restarts=$restarts"
+	check "job $j: the LP's share is 2/3" \
+		awk -v s="${share:-0}" 'BEGIN { exit !(s > 0.66 && s < 0.67) }'
+	check "job $j: ran $frac of the time, within 10% of its share $share" \
+		awk -v f="$frac" -v s="${share:-0}" 'BEGIN { exit !(f >= 0.9 * s && f <= 1.1 * s) }'
+	check "job $j: requeued only when it left a round ($restarts restarts, ${stops[$j]} stops)" \
+		[ "${restarts:-x}" = "${stops[$j]}" ]
+	total_stops=$((total_stops + stops[$j]))
+done
+check "at most two jobs leave per round ($total_stops stops in $ROUNDS rounds)" \
+	[ "$total_stops" -le $((2 * ROUNDS)) ]
+busy=$(grep -c "start failed: Requested nodes are busy" "$T/log/slurmctld.log")
+check "no start aimed at GPUs still held ($busy failed on busy nodes)" [ "$busy" -eq 0 ]
+grep -E "requeued JobId|started JobId" "$T/log/slurmctld.log" | tail -n 12 | sed 's/^/   /'
+finish
