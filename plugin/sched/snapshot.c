@@ -22,10 +22,7 @@
  * gres_cnt_alloc; per job: gres_list_req / gres_list_alloc), never from the
  * TRES strings, which carry no GPU counts without slurmdbd.  GPUs allocated
  * to jobs the engine does not see (completing jobs, suspended jobs) are
- * subtracted from the node so that the policy never plans on them.  A node
- * with a job completing on it (a requeue's cleanup takes seconds) has no
- * free GPUs until that ends: Slurm has freed the job's gres already, but
- * starts nothing there before ("Requested nodes are busy").
+ * subtracted from the node so that the policy never plans on them.
  *
  * The copy is incremental, because the lock is held while it runs and most
  * records do not change from one cycle to the next:
@@ -172,10 +169,6 @@ typedef struct {
 	int switch_id;
 	int slurm_index, gpus_total, gpus_alloc, up;
 	int reserved; /* in a whole-node reservation under way */
-	/* A job on it is completing (its epilog, a requeue's cleanup):
-	 * Slurm gives the node to no new job until that ends, though it
-	 * has freed the job's GPUs in the gres counts already. */
-	int completing;
 } node_copy_t;
 
 static node_copy_t *ncopies;
@@ -390,7 +383,6 @@ static void _take_nodes(void)
 		n->gpus_alloc = count[1];
 		n->up = _node_up(node_ptr);
 		n->reserved = reserved && bit_test(reserved, node_ptr->index);
-		n->completing = IS_NODE_COMPLETING(node_ptr);
 	}
 	n_ncopies = k;
 	node_count_seen = node_record_count;
@@ -1208,11 +1200,8 @@ extern void tidal_snapshot_finish(tidal_snap_t *snap)
 		n->slurm_index = c->slurm_index;
 		n->gpus_total = c->gpus_total;
 		/* Made usable again below for GPUs of jobs in the snapshot;
-		 * a reserved node's free GPUs are the reservation's, and a
-		 * completing node's are free only once it has completed. */
-		n->gpus = c->reserved || c->completing
-				  ? 0
-				  : c->gpus_total - c->gpus_alloc;
+		 * a reserved node's free GPUs are the reservation's. */
+		n->gpus = c->reserved ? 0 : c->gpus_total - c->gpus_alloc;
 		n->cpus = c->cpus;
 		n->mem_mb = (double)c->mem_mb;
 		n->switch_id = c->switch_id;
