@@ -16,8 +16,10 @@
  * on where it is (Gavel's lease extension, whatever worker ids the round
  * gave it).  A job that enters waits until the GPUs it needs are free:
  * those of the jobs this round preempts come free only once they are
- * gone (in Slurm, once their requeue completes), so it starts at a later
- * call (wake_at: at once), never on GPUs still held.  A job that arrives
+ * gone, so it starts at a later call (wake_at: at once), never on GPUs a
+ * running job holds.  (In Slurm a leaver's GPUs show free once it is
+ * requeued, and the start is refused for the seconds its processes take
+ * to end: the plugin tries again each cycle.)  A job that arrives
  * mid-round waits for the next one, as in Gavel.  A preempted job that
  * is briefly out of the snapshot (its requeue completing) keeps its
  * place in the bookkeeping; a job gone at a round's end is dropped.
