@@ -334,6 +334,21 @@ extern void tidal_resize_retarget(tidal_resize_t *r, int gpus, int nodes,
 	strcpy(r->at, at);
 }
 
+/* A new transit of JOB to GPUS on NODES (placed AT), at its checkpoint
+ * step from NOW; the caller has checked that the table has room. */
+static tidal_resize_t *_transit_new(uint32_t job, int gpus, int nodes,
+				    const char *at, time_t now)
+{
+	tidal_resize_t *r = &resizes[n_resizes++];
+
+	memset(r, 0, sizeof(*r));
+	r->job = job;
+	tidal_resize_retarget(r, gpus, nodes, at);
+	r->since = now;
+	r->phase = TIDAL_RS_CHECKPOINT;
+	return r;
+}
+
 extern void tidal_resize_begin(job_record_t *job_ptr, int from, int gpus,
 			       int nodes, const char *at, const char *why,
 			       const tidal_apply_conf_t *conf, time_t now)
@@ -351,12 +366,7 @@ extern void tidal_resize_begin(job_record_t *job_ptr, int from, int gpus,
 		      job_ptr);
 		return;
 	}
-	r = &resizes[n_resizes++];
-	memset(r, 0, sizeof(*r));
-	r->job = job_ptr->job_id;
-	tidal_resize_retarget(r, gpus, nodes, at);
-	r->since = now;
-	r->phase = TIDAL_RS_CHECKPOINT;
+	r = _transit_new(job_ptr->job_id, gpus, nodes, at, now);
 	snprintf(note, sizeof(note),
 		 "resize from %d to %d GPUs decided on %s "
 		 "(%s)%s%s",
@@ -384,12 +394,7 @@ extern bool tidal_preempt_begin(job_record_t *job_ptr, int gpus, int nodes,
 	    !tidal_agent_launched(job_ptr->job_id, job_ptr->batch_host,
 				  (double)now))
 		return false;
-	r = &resizes[n_resizes++];
-	memset(r, 0, sizeof(*r));
-	r->job = job_ptr->job_id;
-	tidal_resize_retarget(r, gpus, nodes, "");
-	r->since = now;
-	r->phase = TIDAL_RS_CHECKPOINT;
+	r = _transit_new(job_ptr->job_id, gpus, nodes, "", now);
 	r->request_set = TIDAL_RQ_KEEP;
 	snprintf(
 		note, sizeof(note),

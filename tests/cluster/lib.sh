@@ -454,6 +454,12 @@ kill_node() {
 
 # Skip (exit 0 with a line) unless tidald, tidal-launch and tidal-train are
 # built: called before cluster_up.
+# acked_step JOB: the step at which the plugin logged JOB's checkpoint_stop
+# acked by tidald (a resize or a preemption), or nothing.
+acked_step() {
+	grep -o "JobId=$1: tidald checkpointed it at step [0-9]*" "$T/log/slurmctld.log" |
+		head -1 | awk '{print $NF}'
+}
 skip_unless_node_side() {
 	local b
 	for b in tidald tidal-launch tidal-train; do

@@ -40,7 +40,7 @@ check "B ($b, queue 0) starts" wait_state 120 "$b" RUNNING
 check "A was preempted: pending" is_state "$a" PENDING
 check "the plugin asked n1's tidald for checkpoint_stop" \
 	grep -q "preempt JobId=$a: checkpoint_stop asked of n1's tidald" "$log"
-step=$(grep -o "JobId=$a: tidald checkpointed it at step [0-9]*" "$log" | head -1 | awk '{print $NF}')
+step=$(acked_step "$a")
 check "A was requeued on the ack (step ${step:-none}), not on the timeout" \
 	test -n "$step" -a -z "$(grep "JobId=$a: no checkpoint ack" "$log")"
 check "... and the log says it was a preemption" \

@@ -71,7 +71,7 @@ say "D submitted to E running at 2 GPUs: $((t1 - t0)) s"
 log=$T/log/slurmctld.log
 check "the plugin asked n4's tidald for checkpoint_stop" \
 	grep -q "resize JobId=$e to 2 GPUs: checkpoint_stop asked of n4's tidald" "$log"
-step=$(grep -o "resize JobId=$e: tidald checkpointed it at step [0-9]*" "$log" | head -1 | awk '{print $NF}')
+step=$(acked_step "$e")
 check "E was requeued on the ack (step ${step:-none}), not on the timeout" \
 	test -n "$step" -a -z "$(grep "JobId=$e: no checkpoint ack" "$log")"
 check "tidald n4 logged the command" \
