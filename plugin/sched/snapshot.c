@@ -500,8 +500,12 @@ static bool _array_meta(job_record_t *job_ptr)
  * whose request exceeds the partition's limits, waits with Slurm's Reason
  * for it (PartitionDown, PartitionTimeLimit, ...), which is cleared once
  * the partition takes it again.  A job submitted to several partitions
- * goes to the first that takes it, in the order Slurm keeps them (by
- * priority), as select_nodes() runs it in job_ptr->part_ptr. */
+ * goes to the first that takes it, in the order Slurm keeps them
+ * (part_ptr_list, sorted by PriorityTier), and select_nodes() runs it in
+ * job_ptr->part_ptr.  Slurm leaves part_ptr wherever its own last attempt
+ * left it (24.11's _select_nodes_parts() at submission ends on the last
+ * partition), so the list is walked from its head.  When no partition
+ * takes the job, the first one's Reason is the one shown. */
 static bool _partition_ok(job_record_t *job_ptr, time_t now)
 {
 	part_record_t *first = job_ptr->part_ptr;
@@ -509,22 +513,31 @@ static bool _partition_ok(job_record_t *job_ptr, time_t now)
 	 * select_nodes() cuts its limit to the partition's when it starts
 	 * (_fitted_limit). */
 	bool min_time = job_ptr->time_min != 0 && job_ptr->time_min != NO_VAL;
-	int reason = job_limits_check(&job_ptr, min_time);
+	int reason;
 
-	if (reason != WAIT_NO_REASON && job_ptr->part_ptr_list) {
+	if (job_ptr->part_ptr_list && list_count(job_ptr->part_ptr_list)) {
 		list_itr_t *it = list_iterator_create(job_ptr->part_ptr_list);
-		part_record_t *part_ptr;
+		part_record_t *part_ptr, *top = NULL;
+		int top_reason = WAIT_NO_REASON;
 
-		while (reason != WAIT_NO_REASON &&
-		       (part_ptr = list_next(it))) {
-			if (part_ptr == first)
-				continue;
+		reason = WAIT_PART_CONFIG;
+		while ((part_ptr = list_next(it))) {
 			job_ptr->part_ptr = part_ptr;
 			reason = job_limits_check(&job_ptr, min_time);
+			if (reason == WAIT_NO_REASON)
+				break;
+			if (!top) {
+				top = part_ptr;
+				top_reason = reason;
+			}
 		}
 		list_iterator_destroy(it);
-		if (reason != WAIT_NO_REASON)
-			job_ptr->part_ptr = first;
+		if (reason != WAIT_NO_REASON) {
+			job_ptr->part_ptr = top ? top : first;
+			reason = top ? top_reason : reason;
+		}
+	} else {
+		reason = job_limits_check(&job_ptr, min_time);
 	}
 	if (reason != (int)job_ptr->state_reason &&
 	    (reason != WAIT_NO_REASON || tidal_part_held(job_ptr))) {

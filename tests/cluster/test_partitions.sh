@@ -11,6 +11,8 @@
 #   job -t 20 --time-min 5, MaxTime=10
 #                             runs with TimeLimit=10, fitted as backfill does
 #   -p spare,gpu, spare DOWN  runs in gpu
+#   -p spare,gpu and -p gpu,spare, spare's PriorityTier higher
+#                             both run in spare
 #   -L fluent:1 while another job holds both fluent licences
 #                             waits, Reason=Licenses; runs once they are back
 #   --begin=now+30            waits, Reason=BeginTime; so does salloc with
@@ -88,6 +90,21 @@ d=$(submit -p spare,gpu --gpus=1 -t 5 --wrap 'sleep 300')
 check "job $d (-p spare,gpu, spare DOWN) runs" wait_state 20 "$d" RUNNING
 check "job $d runs in gpu" \
 	test "$(squeue -h -j "$d" -o %P)" = gpu
+# Several partitions: the first by PriorityTier takes the job, wherever
+# it stands in -p (Slurm's test5.10; 24.11 leaves part_ptr on the last
+# one it tried at submission).
+part spare State=UP
+part spare PriorityTier=2
+s1=$(submit -p spare,gpu --gpus=1 -t 5 --wrap 'sleep 300')
+s2=$(submit -p gpu,spare --gpus=1 -t 5 --wrap 'sleep 300')
+for s in "$s1" "$s2"; do
+	check "job $s ($(scontrol -o show job "$s" | grep -o ' Partition=[^ ]*')) runs" \
+		wait_state 20 "$s" RUNNING
+	check "job $s runs in spare, the higher PriorityTier" \
+		test "$(squeue -h -j "$s" -o %P)" = spare
+done
+scancel "$s1" "$s2"
+part spare PriorityTier=1
 e=$(submit -L fluent:2 --gpus=1 -t 5 --wrap 'sleep 300')
 check "job $e holds both fluent licences" wait_state 20 "$e" RUNNING
 f=$(submit -L fluent:1 --gpus=1 -t 5 --wrap 'sleep 300')
