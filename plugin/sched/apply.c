@@ -472,6 +472,36 @@ none:
 	return buf;
 }
 
+/* Slurm refuses nodes that are still completing a job (COMPLETING:
+ * its processes and epilog ending, a few seconds) with "Requested nodes
+ * are busy", though their GPUs show free.  They are taken out of OK; a
+ * start that needs one of them (the plan's own nodes, or no other node
+ * left) waits for the next cycle rather than fail.  RET: it waits. */
+static bool _completing(job_record_t *job_ptr, const tidal_decision_t *d,
+			bitstr_t *ok)
+{
+	bitstr_t *cg;
+	char *names;
+	bool planned;
+
+	if (!cg_node_bitmap || !bit_overlap_any(ok, cg_node_bitmap))
+		return false;
+	planned = bit_set_count(ok) == d->n_shares;
+	cg = bit_copy(ok);
+	bit_and(cg, cg_node_bitmap);
+	bit_and_not(ok, cg_node_bitmap);
+	if (!planned && bit_set_count(ok) > 0) {
+		FREE_NULL_BITMAP(cg);
+		return false;
+	}
+	names = bitmap2node_name(cg);
+	verbose("sched/tidal: %pJ: planned node %s still completing a job: start tried again next cycle",
+		job_ptr, names);
+	xfree(names);
+	FREE_NULL_BITMAP(cg);
+	return true;
+}
+
 static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 			job_record_t *job_ptr, time_t now)
 {
@@ -531,6 +561,10 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 				    "a reservation begins on the planned nodes before its time limit would end, and no other node has room");
 			return 0;
 		}
+	}
+	if (ok && _completing(job_ptr, d, ok)) {
+		FREE_NULL_BITMAP(ok);
+		return 0;
 	}
 	rc = _start(job_ptr, ok);
 	if (rc != SLURM_SUCCESS && ok && rc != ESLURM_NODES_BUSY &&

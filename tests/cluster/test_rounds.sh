@@ -16,8 +16,8 @@
 #   than twice per round;
 # - an entrant waits only for its leaver's requeue to finish: Slurm
 #   refuses a start on a node until the job leaving it has completed
-#   ("Requested nodes are busy", a few seconds), and the plugin tries
-#   again each cycle; at most 10 such tries per job that left.
+#   (the node COMPLETING, a few seconds), so the plugin waits for it and
+#   tries again each cycle; at most 10 such tries per job that left.
 #
 # GPL-2.0-or-later.
 . "$(dirname "$0")/lib.sh"
@@ -73,7 +73,7 @@ for j in "${jobs[@]}"; do
 done
 check "at most two jobs leave per round ($total_stops stops in $ROUNDS rounds)" \
 	[ "$total_stops" -le $((2 * ROUNDS)) ]
-busy=$(grep -c "start failed: Requested nodes are busy" "$T/log/slurmctld.log")
+busy=$(grep -c "still completing a job: start tried again\|start failed: Requested nodes are busy" "$T/log/slurmctld.log")
 check "entrants wait only for their leavers' requeue ($busy tries on busy nodes for $total_stops leavers)" \
 	[ "$busy" -le $((10 * total_stops)) ]
 grep -E "requeued JobId|started JobId" "$T/log/slurmctld.log" | tail -n 12 | sed 's/^/   /'

@@ -222,6 +222,8 @@ job_record_t *job_array_post_sched(job_record_t *job_ptr)
  * apply.c's start of one, and its undo, are never reached. */
 bitstr_t *avail_node_bitmap;
 slurmctld_config_t slurmctld_config;
+/* Jobs end at once here: no node is ever COMPLETING (apply.c reads it). */
+bitstr_t *cg_node_bitmap;
 
 int get_node_cnts(job_record_t *job_ptr, uint32_t qos_flags,
 		  part_record_t *part_ptr, uint32_t *min_nodes,
