@@ -29,13 +29,15 @@ check "... and keeps fifo in force" wait_for 10 \
 set_tidal_conf "Polcy=srtf"
 check "Polcy=srtf: an unknown key, with the nearest known one" \
 	wait_for 10 logged "Polcy=srtf: unknown key (did you mean Policy?)"
-check "... and fifo stays, not the default of a file without Policy" in_force fifo
+check "... and fifo stays, not the default of a file without Policy" \
+	wait_for 10 in_force fifo
 
 set_tidal_conf "Policy=srtf
 Policy srtf"
 check "a line without '=' is one error naming the line" \
 	wait_for 10 logged "tidal.conf:2: 'Policy srtf' is not Key=Value"
-check "... and nothing of that file is used: fifo stays" in_force fifo
+check "... and nothing of that file is used: fifo stays" \
+	wait_for 10 in_force fifo
 
 j=$(submit -N1 --gpus=1 --wrap 'sleep 300')
 check "jobs still start under the configuration in force" wait_state 30 "$j" RUNNING
