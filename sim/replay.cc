@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -321,6 +322,9 @@ void Replayer::decide(Time now)
 	Plan plan = policy_.decide(snap_);
 	result_.decisions++;
 	wake_ = plan.wake_at > now ? plan.wake_at : kNever;
+	for (const std::string &l : plan.log)
+		std::fprintf(stderr, "tidal-sim: t=%.0f s: %s: %s\n", now,
+			     policy_.name().c_str(), l.c_str());
 	apply(plan, now);
 	record_util(now);
 }

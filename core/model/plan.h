@@ -67,6 +67,10 @@ struct Plan {
 	/* The policy wants to be asked again at this time even if nothing else
 	 * happens (e.g. a Tiresias queue boundary); infinity = no wish. */
 	Time wake_at = std::numeric_limits<Time>::infinity();
+	/* Lines for the operator's log, one event each (slurmctld's log in
+	 * the plugin, stderr in tidal-sim): what the decisions cannot say,
+	 * such as a solve that ran out of time. */
+	std::vector<std::string> log;
 
 	Decision &add(JobId job, Action action, int gpus, std::string reason)
 	{

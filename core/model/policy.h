@@ -14,6 +14,7 @@
  */
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -48,6 +49,19 @@ public:
 	 * job whose time limit cannot end by its deadline, as Slurm's own
 	 * schedulers do (Reason DeadLine). */
 	virtual bool admits_by_deadline() const { return false; }
+
+	/* What the policy must carry across a restart of the process that
+	 * runs it (slurmctld keeps it in the plugin's state file) or a
+	 * reconfiguration: lines of text without newlines.  A policy whose
+	 * decisions depend on the snapshot alone has none. */
+	virtual std::vector<std::string> save_state() const { return {}; }
+	/* One of save_state()'s lines, from the process before this one,
+	 * given before the first decide().  RET: false if it is not
+	 * understood (the caller says so and drops it). */
+	virtual bool load_state(const std::string &line) { return false; }
+	/* Changes whenever save_state() would say something new, so that a
+	 * caller saves only then. */
+	virtual std::uint64_t state_serial() const { return 0; }
 };
 
 using PolicyFactory =

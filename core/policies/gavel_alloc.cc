@@ -92,6 +92,38 @@ std::vector<double> gavel_center(const std::vector<double> &lower,
 	return x;
 }
 
+double SolveBudget::seconds() const
+{
+	return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+					     t0_)
+		.count();
+}
+
+bool SolveBudget::spent()
+{
+	if (a_.limit_s > 0 && seconds() >= a_.limit_s)
+		a_.over_limit = true;
+	return a_.over_limit;
+}
+
+LpStatus SolveBudget::solve(LinearProgram &lp, LpOptions opt)
+{
+	if (a_.limit_s > 0) {
+		double left_ms = std::floor((a_.limit_s - seconds()) * 1000);
+		if (a_.over_limit || left_ms < 1) {
+			a_.over_limit = true;
+			return LpStatus::NoSolution;
+		}
+		opt.time_limit_s = left_ms / 1000;
+	}
+	LpStatus st = lp.solve(opt);
+	if (lp.hit_time_limit()) {
+		a_.over_limit = true;
+		return LpStatus::NoSolution;
+	}
+	return st;
+}
+
 namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t0)
@@ -186,6 +218,7 @@ public:
 					 int gpus, double now) override
 	{
 		auto t0 = std::chrono::steady_clock::now();
+		SolveBudget budget(*this);
 		LinearProgram lp;
 		base_lp(lp, jobs, gpus);
 		int t = lp.add_var(0, kLpInf, 1);
@@ -194,8 +227,12 @@ public:
 				   -kLpInf, 0);
 		lp.set_maximize(true);
 		double tstar = 0;
-		if (lp.solve() == LpStatus::Optimal)
+		if (budget.solve(lp) == LpStatus::Optimal)
 			tstar = lp.value(t);
+		if (over_limit) {
+			solve_seconds.push_back(seconds_since(t0));
+			return {};
+		}
 		std::vector<double> lower;
 		for (const GavelJob &j : jobs)
 			lower.push_back(tstar / j.sf * (1 - 1e-12));
@@ -214,13 +251,14 @@ public:
 					 int gpus, double now) override
 	{
 		auto t0 = std::chrono::steady_clock::now();
+		SolveBudget budget(*this);
 		LinearProgram lp;
 		base_lp(lp, jobs, gpus);
 		for (size_t i = 0; i < jobs.size(); i++)
 			lp.set_objective((int)i, jobs[i].tput);
 		lp.set_maximize(true);
 		std::vector<double> x(jobs.size(), 0);
-		if (lp.solve() == LpStatus::Optimal)
+		if (budget.solve(lp) == LpStatus::Optimal)
 			for (size_t i = 0; i < jobs.size(); i++)
 				x[i] = lp.value((int)i);
 		std::map<std::pair<double, int>, std::pair<double, int>> tie;
@@ -246,11 +284,13 @@ public:
 					 int gpus, double now) override
 	{
 		auto t0 = std::chrono::steady_clock::now();
+		SolveBudget budget(*this);
 		double lo = 100, hi = 1e6, best = -1;
-		for (int tries = 0; best < 0 && tries < 12; tries++) {
-			while (1.05 * lo < hi) {
+		for (int tries = 0; best < 0 && tries < 12 && !budget.spent();
+		     tries++) {
+			while (1.05 * lo < hi && !budget.spent()) {
 				double T = (lo + hi) / 2;
-				if (feasible(jobs, gpus, T)) {
+				if (feasible(jobs, gpus, T, budget)) {
 					best = T;
 					hi = T;
 				} else {
@@ -261,6 +301,10 @@ public:
 				lo = hi;
 				hi = 10 * hi;
 			}
+		}
+		if (over_limit) {
+			solve_seconds.push_back(seconds_since(t0));
+			return {};
 		}
 		std::vector<double> lower;
 		for (const GavelJob &j : jobs)
@@ -273,14 +317,14 @@ public:
 
 private:
 	static bool feasible(const std::vector<GavelJob> &jobs, int gpus,
-			     double T)
+			     double T, SolveBudget &budget)
 	{
 		LinearProgram lp;
 		base_lp(lp, jobs, gpus);
 		for (size_t i = 0; i < jobs.size(); i++)
 			lp.add_row({{(int)i, jobs[i].tput}},
 				   jobs[i].remaining / T, kLpInf);
-		return lp.solve() == LpStatus::Optimal;
+		return budget.solve(lp) == LpStatus::Optimal;
 	}
 };
 

@@ -7,9 +7,11 @@
  */
 #pragma once
 
+#include <chrono>
 #include <vector>
 
 #include "core/policies/gavel_rounds.h"
+#include "core/solvers/lp_glpk.h"
 
 namespace tidal {
 
@@ -25,5 +27,26 @@ struct GavelBarrier {
 std::vector<double> gavel_center(const std::vector<double> &lower,
 				 const std::vector<int> &sf, double cap,
 				 const GavelBarrier &w = {});
+
+/* One allocate()'s clock against its allocator's limit_s.  Its LPs go
+ * through solve(); loops of them ask spent() between steps.  Either
+ * sets the allocator's over_limit once the limit is reached. */
+class SolveBudget
+{
+public:
+	explicit SolveBudget(GavelAllocator &a)
+	    : a_(a), t0_(std::chrono::steady_clock::now())
+	{
+	}
+	/* LP solved in what is left.  RET: its status; NoSolution if no
+	 * whole millisecond was left or the limit stopped it. */
+	LpStatus solve(LinearProgram &lp, LpOptions opt = {});
+	bool spent();
+	double seconds() const;
+
+private:
+	GavelAllocator &a_;
+	std::chrono::steady_clock::time_point t0_;
+};
 
 } /* namespace tidal */

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <random>
 
 #include "core/solvers/lp_glpk.h"
@@ -43,7 +44,7 @@ struct FtfTerms {
 		return true;
 	}
 	/* The feasibility LP: x_j(rho) <= x_j <= 1, sum(sf x) <= G. */
-	bool feasible(double rho, int gpus) const
+	bool feasible(double rho, int gpus, SolveBudget &budget) const
 	{
 		std::vector<double> x(a.size());
 		if (!shares(rho, &x))
@@ -56,20 +57,23 @@ struct FtfTerms {
 			cap.push_back({lp.add_var(x[i], 1), (double)sf[i]});
 		}
 		lp.add_row(cap, -kLpInf, gpus);
-		return lp.solve() == LpStatus::Optimal;
+		return budget.solve(lp) == LpStatus::Optimal;
 	}
 	/* The least worst ratio, by bisection. */
-	double min_max_ratio(int gpus) const
+	double min_max_ratio(int gpus, SolveBudget &budget) const
 	{
 		double lo = 0;
 		for (size_t i = 0; i < a.size(); i++)
 			lo = std::max(lo, a[i] / d[i]);
 		double hi = std::max(1.0, 2 * lo);
-		for (int k = 0; k < 60 && !feasible(hi, gpus); k++)
+		for (int k = 0;
+		     k < 60 && !budget.spent() && !feasible(hi, gpus, budget);
+		     k++)
 			hi *= 2;
-		for (int k = 0; k < 60 && hi - lo > 1e-10 * hi; k++) {
+		for (int k = 0;
+		     k < 60 && hi - lo > 1e-10 * hi && !budget.spent(); k++) {
 			double mid = (lo + hi) / 2;
-			(feasible(mid, gpus) ? hi : lo) = mid;
+			(feasible(mid, gpus, budget) ? hi : lo) = mid;
 		}
 		return hi;
 	}
@@ -79,6 +83,8 @@ class FinishTimeFairness : public GavelAllocator {
 public:
 	std::map<JobId, double> allocate(const std::vector<GavelJob> &jobs,
 					 int gpus, double now) override;
+	std::vector<std::string> save() const override;
+	bool load(const std::string &line) override;
 
 private:
 	FtfTerms terms(const std::vector<GavelJob> &jobs, int gpus);
@@ -121,9 +127,14 @@ FinishTimeFairness::allocate(const std::vector<GavelJob> &jobs, int gpus,
 			     double now)
 {
 	auto t0 = std::chrono::steady_clock::now();
+	SolveBudget budget(*this);
 	FtfTerms t = terms(jobs, gpus);
 	std::vector<double> lower(jobs.size(), 0);
-	t.shares(t.min_max_ratio(gpus), &lower);
+	t.shares(t.min_max_ratio(gpus, budget), &lower);
+	if (over_limit) {
+		solve_seconds.push_back(budget.seconds());
+		return {};
+	}
 	/* t >= (a + rem s)/d with s >= 1/(tput x) (a rotated cone):
 	 * eliminating s leaves 2 log(x - lower) - log x, which cancels
 	 * the log x of x >= 0. */
@@ -140,11 +151,49 @@ FinishTimeFairness::allocate(const std::vector<GavelJob> &jobs, int gpus,
 	return out;
 }
 
+std::vector<std::string> FinishTimeFairness::save() const
+{
+	std::vector<std::string> out;
+	char buf[160];
+	for (auto &[id, c] : cum_iso_) {
+		std::snprintf(buf, sizeof(buf), "ftf cum %llu %.17g",
+			      (unsigned long long)id, c);
+		out.push_back(buf);
+	}
+	for (auto &[id, p] : prev_) {
+		std::snprintf(buf, sizeof(buf), "ftf prev %llu %.17g %.17g",
+			      (unsigned long long)id, p.rem, p.iso);
+		out.push_back(buf);
+	}
+	return out;
+}
+
+bool FinishTimeFairness::load(const std::string &line)
+{
+	unsigned long long id;
+	double a, b;
+	int n = 0;
+	if (std::sscanf(line.c_str(), "ftf cum %llu %lg%n", &id, &a, &n) == 2 &&
+	    !line[n]) {
+		cum_iso_[id] = a;
+		return true;
+	}
+	if (std::sscanf(line.c_str(), "ftf prev %llu %lg %lg%n", &id, &a, &b,
+			&n) == 3 &&
+	    !line[n]) {
+		prev_[id] = { a, b };
+		return true;
+	}
+	return false;
+}
+
 class Allox : public GavelAllocator {
 public:
 	Allox(double alpha, std::uint64_t seed) : alpha_(alpha), seed_(seed) {}
 	std::map<JobId, double> allocate(const std::vector<GavelJob> &jobs,
 					 int gpus, double now) override;
+	std::vector<std::string> save() const override;
+	bool load(const std::string &line) override;
 
 private:
 	double alpha_;
@@ -157,6 +206,7 @@ std::map<JobId, double> Allox::allocate(const std::vector<GavelJob> &jobs,
 					int gpus, double now)
 {
 	auto t0 = std::chrono::steady_clock::now();
+	SolveBudget budget(*this);
 	int n = gpus;
 	std::vector<const GavelJob *> pool;
 	for (const GavelJob &j : jobs) {
@@ -195,6 +245,10 @@ std::map<JobId, double> Allox::allocate(const std::vector<GavelJob> &jobs,
 	std::vector<int> col = rows > 0 && cols > 0
 				       ? linear_sum_assignment(q, rows, cols)
 				       : std::vector<int>();
+	if (budget.spent()) { /* the answer is dropped: prev_ stays */
+		solve_seconds.push_back(budget.seconds());
+		return prev_;
+	}
 	std::map<JobId, double> out;
 	for (const GavelJob &j : jobs) {
 		auto p = prev_.find(j.id);
@@ -215,6 +269,38 @@ std::map<JobId, double> Allox::allocate(const std::vector<GavelJob> &jobs,
 		std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
 			.count());
 	return out;
+}
+
+std::vector<std::string> Allox::save() const
+{
+	std::vector<std::string> out = { "allox calls " +
+					 std::to_string(calls_) };
+	char buf[160];
+	for (auto &[id, a] : prev_) {
+		std::snprintf(buf, sizeof(buf), "allox prev %llu %.17g",
+			      (unsigned long long)id, a);
+		out.push_back(buf);
+	}
+	return out;
+}
+
+bool Allox::load(const std::string &line)
+{
+	unsigned long long id, calls;
+	double a;
+	int n = 0;
+	if (std::sscanf(line.c_str(), "allox calls %llu%n", &calls, &n) == 1 &&
+	    !line[n]) {
+		calls_ = calls;
+		return true;
+	}
+	if (std::sscanf(line.c_str(), "allox prev %llu %lg%n", &id, &a, &n) ==
+		    2 &&
+	    !line[n]) {
+		prev_[id] = a;
+		return true;
+	}
+	return false;
 }
 
 } /* namespace */

@@ -27,11 +27,17 @@
  * The "gavel" preset of tidal-sim drives GavelRounds itself with the
  * anchor's own time model; this wrapper is what slurmctld would run.
  * Gavel's FIFO is not registered here: "fifo" is the baseline policy.
+ * Every decision notes the job's share and when the round ends
+ * (round_end, in the snapshot's clock), for tidalctl explain.
+ *
+ * A round's solve is bounded (Gavel.SolveLimit): one that runs out keeps
+ * the last allocation (GavelRounds::kept_last_round) and says so in the
+ * plan's log, and the next round solves again.
  *
  * Params: Gavel.RoundLength (120 s), Gavel.ResetInterval (0 s: the
  * shares are recomputed at the first round after jobs come or go, so that
  * a new job does not wait out the anchor's 1000 s with no share),
- * Allox.Alpha (0.2), Allox.Seed (0).
+ * Gavel.SolveLimit (5 s; 0 = no bound), Allox.Alpha (0.2), Allox.Seed (0).
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -60,9 +66,13 @@ public:
 	      round_(p.get_double("Gavel.RoundLength", 120, 1, 86400)),
 	      reset_(p.get_double("Gavel.ResetInterval", 0, 0, 1e9))
 	{
+		alloc_->limit_s = p.get_double("Gavel.SolveLimit", 5, 0, 3600);
 	}
 	std::string name() const override { return name_; }
 	Plan decide(const Snapshot &snap) override;
+	std::vector<std::string> save_state() const override;
+	bool load_state(const std::string &line) override;
+	std::uint64_t state_serial() const override { return serial_; }
 
 private:
 	/* Worker w = the w-th GPU counting node by node. */
@@ -81,7 +91,82 @@ private:
 	bool started_ = false;
 	/* Jobs preempted and not seen back in the queue since: when. */
 	std::map<JobId, double> leaving_;
+	/* For the next plan's log: this round's solve ran out of time. */
+	std::string over_limit_;
+	/* Bumped at each round and each change of leaving_: what
+	 * save_state() holds then is consistent (executed_ and the rounds'
+	 * run time are credited together). */
+	std::uint64_t serial_ = 0;
 };
+
+std::vector<std::string> GavelRoundPolicy::save_state() const
+{
+	std::vector<std::string> out;
+	char buf[160];
+	std::snprintf(buf, sizeof(buf), "round %.17g %d", round_end_,
+		      started_ ? 1 : 0);
+	out.push_back(buf);
+	for (auto &[id, e] : executed_) {
+		std::snprintf(buf, sizeof(buf), "exec %llu %.17g",
+			      (unsigned long long)id, e);
+		out.push_back(buf);
+	}
+	for (auto &[id, ws] : chosen_)
+		out.push_back("chosen " + std::to_string(id) + " " +
+			      gavel_workers_text(ws));
+	for (auto &[id, when] : leaving_) {
+		std::snprintf(buf, sizeof(buf), "leaving %llu %.17g",
+			      (unsigned long long)id, when);
+		out.push_back(buf);
+	}
+	if (rounds_)
+		for (std::string &l : rounds_->save())
+			out.push_back(std::move(l));
+	for (std::string &l : alloc_->save())
+		out.push_back(std::move(l));
+	return out;
+}
+
+bool GavelRoundPolicy::load_state(const std::string &line)
+{
+	std::string word = line.substr(0, line.find(' '));
+	unsigned long long id;
+	double v;
+	int flag, n = 0;
+	char ws[4096];
+	std::vector<int> w;
+	const char *s = line.c_str();
+	if (word == "round" &&
+	    std::sscanf(s, "round %lg %d%n", &v, &flag, &n) == 2 && !s[n]) {
+		round_end_ = v;
+		started_ = flag != 0;
+		return true;
+	}
+	if (word == "exec" &&
+	    std::sscanf(s, "exec %llu %lg%n", &id, &v, &n) == 2 && !s[n]) {
+		executed_[id] = v;
+		return true;
+	}
+	if (word == "chosen" &&
+	    std::sscanf(s, "chosen %llu %4095s%n", &id, ws, &n) == 2 && !s[n] &&
+	    gavel_parse_workers(ws, &w)) {
+		chosen_[id] = w;
+		return true;
+	}
+	if (word == "leaving" &&
+	    std::sscanf(s, "leaving %llu %lg%n", &id, &v, &n) == 2 && !s[n]) {
+		leaving_[id] = v;
+		return true;
+	}
+	if (word == "rounds" || word == "rjob" || word == "alloc" ||
+	    word == "prev") {
+		if (!rounds_)
+			rounds_ = std::make_unique<GavelRounds>(0, round_,
+								reset_);
+		return rounds_->load(line);
+	}
+	return alloc_->load(line);
+}
 
 Placement GavelRoundPolicy::placement(const Cluster &c,
 				      const std::vector<int> &ws) const
@@ -119,8 +204,8 @@ void GavelRoundPolicy::sync(const Snapshot &snap, bool boundary)
 		if (j->executed > it->second)
 			rounds_->job_ran(j->id, j->executed - it->second);
 		it->second = std::max(it->second, j->executed);
-		if (j->state != JobState::Running)
-			leaving_.erase(j->id);
+		if (j->state != JobState::Running && leaving_.erase(j->id))
+			serial_++;
 	}
 	if (!boundary)
 		return;
@@ -156,6 +241,21 @@ void GavelRoundPolicy::new_round(const Snapshot &snap)
 	rounds_->set_workers(snap.cluster->total_gpus());
 	for (auto &[id, ws] : rounds_->schedule(snap.now, act, *alloc_))
 		chosen_[id] = ws;
+	if (rounds_->kept_last_round()) {
+		char msg[320];
+		std::snprintf(msg, sizeof(msg),
+			      "%s: the round's allocation was not solved "
+			      "within Gavel.SolveLimit=%g s (stopped after "
+			      "%.3f s, %zu jobs): the last allocation is "
+			      "kept, jobs that came since have no share, and "
+			      "the next round solves again",
+			      name_.c_str(), alloc_->limit_s,
+			      alloc_->solve_seconds.empty()
+				      ? 0.0
+				      : alloc_->solve_seconds.back(),
+			      act.size());
+		over_limit_ = msg;
+	}
 	/* Rounds keep their phase: a call that comes late (the plugin asks
 	 * every CycleInterval) does not push the next round's end later. */
 	bool on_time = started_ && snap.now < round_end_ + round_;
@@ -167,8 +267,10 @@ Plan GavelRoundPolicy::decide(const Snapshot &snap)
 {
 	bool boundary = !started_ || snap.now >= round_end_;
 	sync(snap, boundary);
-	if (boundary)
+	if (boundary) {
 		new_round(snap);
+		serial_++;
+	}
 
 	/* Every running job's GPUs are taken: the stayers keep theirs, the
 	 * leavers' come free only once they are gone. */
@@ -186,7 +288,8 @@ Plan GavelRoundPolicy::decide(const Snapshot &snap)
 		if (c == chosen_.end()) {
 			if (running) {
 				leavers = true;
-				leaving_[j->id] = snap.now;
+				if (leaving_.emplace(j->id, snap.now).second)
+					serial_++;
 			}
 			plan.add(j->id,
 				 running ? Action::Preempt : Action::Hold, 0,
@@ -194,7 +297,8 @@ Plan GavelRoundPolicy::decide(const Snapshot &snap)
 						     "behind jobs further "
 						     "below their time share"
 						   : "")
-				.note("share", share);
+				.note("share", share)
+				.note("round_end", round_end_);
 			continue;
 		}
 		std::string why = snap.want_reasons
@@ -205,7 +309,7 @@ Plan GavelRoundPolicy::decide(const Snapshot &snap)
 			Decision &d =
 				plan.add(j->id, Action::Keep, j->gpus, why);
 			d.placement = j->placement;
-			d.note("share", share);
+			d.note("share", share).note("round_end", round_end_);
 			continue;
 		}
 		/* The round's workers where they are free, else any free
@@ -220,14 +324,19 @@ Plan GavelRoundPolicy::decide(const Snapshot &snap)
 						     "for the GPUs of "
 						     "the jobs it replaces"
 						   : "")
-				.note("share", share);
+				.note("share", share)
+				.note("round_end", round_end_);
 			continue;
 		}
 		Decision &d = plan.add(j->id, Action::Start, j->gpus, why);
 		d.placement = *p;
-		d.note("share", share);
+		d.note("share", share).note("round_end", round_end_);
 	}
 	plan.wake_at = leavers ? snap.now + kSettle : round_end_;
+	if (!over_limit_.empty()) {
+		plan.log.push_back(std::move(over_limit_));
+		over_limit_.clear();
+	}
 	return plan;
 }
 

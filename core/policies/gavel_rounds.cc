@@ -8,6 +8,9 @@
 #include "core/policies/gavel_rounds.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
 #include <tuple>
 
 namespace tidal {
@@ -40,7 +43,9 @@ void GavelRounds::job_ran(JobId id, double exec)
 }
 
 /* Deficits grow by what each job should have had since the last reset
- * minus what it got; then every job restarts from half a round. */
+ * minus what it got; then every job restarts from half a round.  A solve
+ * that runs out of its limit leaves the allocation as it was (equal
+ * shares if no active job has one) and the update still due. */
 void GavelRounds::reset(double now, const std::vector<GavelJob> &sorted,
 			GavelAllocator &alloc)
 {
@@ -56,7 +61,23 @@ void GavelRounds::reset(double now, const std::vector<GavelJob> &sorted,
 		worker_time_ += s.time;
 	}
 	last_reset_ = now;
-	alloc_ = alloc.allocate(sorted, workers_, now);
+	alloc.over_limit = false;
+	std::map<JobId, double> next = alloc.allocate(sorted, workers_, now);
+	if (alloc.over_limit) {
+		kept_last_ = true;
+		bool any = false;
+		for (const GavelJob &j : sorted)
+			any = any || alloc_.count(j.id);
+		if (!any && !sorted.empty()) {
+			double share = std::min(
+				1.0, (double)workers_ / (double)sorted.size());
+			alloc_.clear();
+			for (const GavelJob &j : sorted)
+				alloc_[j.id] = share;
+		}
+		return;
+	}
+	alloc_ = std::move(next);
 	for (auto &[id, a] : alloc_)
 		a = std::clamp(a, 0.0, 1.0);
 	need_update_ = false;
@@ -70,6 +91,7 @@ GavelRounds::schedule(double now, const std::vector<GavelJob> &active,
 	for (const GavelJob &j : active)
 		by_id[j.id] = &j;
 	reset_last_ = false;
+	kept_last_ = false;
 	bool due = now - last_reset_ >= reset_every_ || last_reset_ == 0;
 	if (need_update_ && due) {
 		std::vector<GavelJob> sorted;
@@ -118,6 +140,97 @@ GavelRounds::schedule(double now, const std::vector<GavelJob> &active,
 	std::vector<std::pair<JobId, std::vector<int>>> out;
 	assign(selected, &out);
 	return out;
+}
+
+/* "W,W,W" for a worker list, "-" for none. */
+std::string gavel_workers_text(const std::vector<int> &ws)
+{
+	std::string s;
+	for (int w : ws)
+		s += (s.empty() ? "" : ",") + std::to_string(w);
+	return s.empty() ? "-" : s;
+}
+
+bool gavel_parse_workers(const std::string &s, std::vector<int> *ws)
+{
+	ws->clear();
+	if (s == "-")
+		return true;
+	std::istringstream in(s);
+	std::string w;
+	while (std::getline(in, w, ',')) {
+		char *end = nullptr;
+		long v = std::strtol(w.c_str(), &end, 10);
+		if (w.empty() || *end || v < 0 || v > 1 << 24)
+			return false;
+		ws->push_back((int)v);
+	}
+	return true;
+}
+
+std::vector<std::string> GavelRounds::save() const
+{
+	std::vector<std::string> out;
+	char buf[160];
+	std::snprintf(buf, sizeof(buf), "rounds %d %d %.17g %.17g", workers_,
+		      need_update_ ? 1 : 0, last_reset_, worker_time_);
+	out.push_back(buf);
+	for (JobId id : order_) { /* in arrival order */
+		const State &s = st_.at(id);
+		std::snprintf(buf, sizeof(buf), "rjob %llu %.17g %.17g %.17g",
+			      (unsigned long long)id, s.time, s.deficit,
+			      s.priority);
+		out.push_back(buf);
+	}
+	for (auto &[id, a] : alloc_) {
+		std::snprintf(buf, sizeof(buf), "alloc %llu %.17g",
+			      (unsigned long long)id, a);
+		out.push_back(buf);
+	}
+	for (auto &[id, ws] : prev_workers_)
+		out.push_back("prev " + std::to_string(id) + " " +
+			      gavel_workers_text(ws));
+	return out;
+}
+
+bool GavelRounds::load(const std::string &line)
+{
+	unsigned long long id;
+	int workers, need, n = 0;
+	double a, b, c;
+	char ws[4096];
+	if (std::sscanf(line.c_str(), "rounds %d %d %lg %lg%n", &workers, &need,
+			&a, &b, &n) == 4 &&
+	    !line[n] && workers >= 0) {
+		workers_ = workers;
+		need_update_ = need != 0;
+		last_reset_ = a;
+		worker_time_ = b;
+		return true;
+	}
+	if (std::sscanf(line.c_str(), "rjob %llu %lg %lg %lg%n", &id, &a, &b,
+			&c, &n) == 4 &&
+	    !line[n]) {
+		if (!st_.count(id))
+			order_.push_back(id);
+		st_[id] = { a, b, c };
+		return true;
+	}
+	if (std::sscanf(line.c_str(), "alloc %llu %lg%n", &id, &a, &n) == 2 &&
+	    !line[n]) {
+		alloc_[id] = std::clamp(a, 0.0, 1.0);
+		return true;
+	}
+	std::vector<int> w;
+	if (std::sscanf(line.c_str(), "prev %llu %4095s%n", &id, ws, &n) == 2 &&
+	    !line[n] && gavel_parse_workers(ws, &w)) {
+		for (int x : w)
+			if (x >= workers_)
+				return false;
+		prev_workers_[id] = w;
+		return true;
+	}
+	return false;
 }
 
 /* Larger jobs first; within a size, lease extensions before new

@@ -49,8 +49,21 @@ public:
 						 int gpus, double now) = 0;
 	/* FIFO skips jobs with zero priority when selecting. */
 	virtual bool skip_zero_priority() const { return false; }
+	/* The state kept between calls, as lines for a restart
+	 * (Policy::save_state), and one of them back.  RET: false if LINE
+	 * is not this policy's. */
+	virtual std::vector<std::string> save() const { return {}; }
+	virtual bool load(const std::string &line) { return false; }
 	/* Seconds spent in solvers, one entry per allocate() call. */
 	std::vector<double> solve_seconds;
+	/* The most seconds one allocate() may spend solving; 0 = no bound.
+	 * An LP is stopped at what is left of it (GLPK counts whole ms, so
+	 * under 1 ms left no LP starts); a step that cannot be stopped
+	 * (AlloX's assignment) is checked once it ends.  A call that runs
+	 * out sets over_limit, and its answer must not be used: GavelRounds
+	 * keeps the last allocation. */
+	double limit_s = 0;
+	bool over_limit = false;
 };
 
 /* Names: gandiva-fair, max-min-fairness, finish-time-fairness,
@@ -93,8 +106,18 @@ public:
 	schedule(double now, const std::vector<GavelJob> &active,
 		 GavelAllocator &alloc);
 
+	/* The bookkeeping as lines (rounds, rjob, alloc, prev), for a
+	 * restart, and one of them back.  RET: false if LINE is not one. */
+	std::vector<std::string> save() const;
+	bool load(const std::string &line);
+
 	/* Was the allocation recomputed in the last schedule()? */
 	bool reset_last_round() const { return reset_last_; }
+	/* Did the last schedule()'s solve run out of its limit
+	 * (GavelAllocator::limit_s)?  Then the allocation before it was
+	 * kept (equal shares, Gandiva-fair's, if there was none yet), jobs
+	 * that came since have no share, and the next round solves again. */
+	bool kept_last_round() const { return kept_last_; }
 	const std::map<JobId, double> &allocation() const { return alloc_; }
 
 private:
@@ -111,12 +134,17 @@ private:
 
 	int workers_;
 	double round_, reset_every_;
-	bool need_update_ = false, reset_last_ = false;
+	bool need_update_ = false, reset_last_ = false, kept_last_ = false;
 	double last_reset_ = 0, worker_time_ = 0;
 	std::vector<JobId> order_; /* insertion (arrival) order */
 	std::map<JobId, State> st_;
 	std::map<JobId, double> alloc_;
 	std::map<JobId, std::vector<int>> prev_workers_;
 };
+
+/* A worker list as "W,W,W" ("-" for none), and back (false if it is
+ * not one): for the state lines of GavelRounds and its policy. */
+std::string gavel_workers_text(const std::vector<int> &ws);
+bool gavel_parse_workers(const std::string &s, std::vector<int> *ws);
 
 } /* namespace tidal */

@@ -149,6 +149,11 @@ int Engine::configure(const std::string &text, const std::string &origin,
 	for (const std::string &e : p.errors_using_defaults())
 		add(msg, e);
 	std::lock_guard<std::mutex> g(mu_);
+	/* The same policy again (scontrol reconfigure): it goes on from
+	 * where it was, its rounds and their bookkeeping kept. */
+	if (policy_ && pol && policy_->name() == pol->name())
+		for (const std::string &l : policy_->save_state())
+			pol->load_state(l);
 	policy_ = std::move(pol);
 	params_ = p;
 	name_ = name;
@@ -182,15 +187,21 @@ int resize_signal(const Params &p)
 	return 10;
 }
 
-/* "seq N" and one "memo ..." line per job remembered.  Only what changes
- * when something happens is written ("seen" is the last write's), so a
- * quiet cycle leaves the state clean and costs no formatting. */
+/* "seq N", one "memo ..." line per job remembered, and "policy NAME ..."
+ * for what the policy carries across a restart (Policy::save_state).
+ * Only what changes when something happens is written ("seen" is the last
+ * write's; the policy says when its state changed), so a quiet cycle
+ * leaves the state clean and costs no formatting. */
 bool Engine::state_dump(std::string *out, bool force)
 {
 	std::lock_guard<std::mutex> g(mu_);
+	std::uint64_t serial = policy_ ? policy_->state_serial() : 0;
+	if (serial != dumped_serial_)
+		state_dirty_ = true;
 	if (!state_dirty_ && !force)
 		return false;
 	state_dirty_ = false;
+	dumped_serial_ = serial;
 	std::vector<std::uint32_t> ids;
 	ids.reserve(memo_.size());
 	for (const auto &[id, m] : memo_)
@@ -206,6 +217,11 @@ bool Engine::state_dump(std::string *out, bool force)
 			      m.attained, m.executed, m.run_start, m.run_gpus,
 			      m.seen);
 		*out += buf;
+	}
+	if (policy_) {
+		std::string head = "policy " + policy_->name() + " ";
+		for (const std::string &l : policy_->save_state())
+			*out += head + l + "\n";
 	}
 	return true;
 }
@@ -227,6 +243,16 @@ bool Engine::state_line(const std::string &line)
 		memo_[id] = m;
 		state_dirty_ = true;
 		return true;
+	}
+	/* Another policy's state (tidal.conf changed since) is dropped. */
+	if (line.rfind("policy ", 0) == 0) {
+		size_t sp = line.find(' ', 7);
+		if (sp == std::string::npos)
+			return false;
+		if (!policy_ || line.compare(7, sp - 7, policy_->name()))
+			return true;
+		state_dirty_ = true;
+		return policy_->load_state(line.substr(sp + 1));
 	}
 	return false;
 }
@@ -448,6 +474,8 @@ int Engine::decide(const tidal_snap_t &s, tidal_plan_t *out)
 				  "no GPUs requested: Slurm places it");
 	}
 	Plan plan = policy_->decide(snap);
+	for (const std::string &l : plan.log)
+		log += policy_->name() + ": " + l + "\n";
 	for (Decision &d : extra.decisions)
 		plan.decisions.push_back(std::move(d));
 	forget_old(s.now);

@@ -137,6 +137,7 @@ private:
 	std::vector<std::string> node_names_;
 	std::unordered_map<std::uint32_t, JobMemo> memo_;
 	std::uint64_t next_seq_ = 0;
+	std::uint64_t dumped_serial_ = 0; /* policy's state_serial() */
 	LastCycle last_;
 	bool state_dirty_ = true;
 	std::uint64_t cycles_ = 0;

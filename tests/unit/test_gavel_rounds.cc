@@ -258,6 +258,201 @@ static void test_registry_policy_nodes_come_up(void **)
 	assert_int_equal((int)plan.find(1)->action, (int)Action::Start);
 }
 
+/* A solve bounded by limit_s: with no time to solve (under GLPK's 1 ms),
+ * each LP policy says it ran out and GavelRounds keeps what it had:
+ * equal shares at first, then the allocation of the last solve that
+ * ended in time, with the update still due (a job added meanwhile has no
+ * share and no workers).  Unbounded again, the next round solves. */
+static void test_solve_limit(void **)
+{
+	for (const char *name :
+	     { "max-min-fairness", "max-sum-throughput", "min-total-duration",
+	       "finish-time-fairness", "allox" }) {
+		auto a = alloc(name);
+		a->limit_s = 1e-9; /* AlloX checks after its assignment */
+		a->allocate({ gj(0, 1), gj(1, 1) }, 2, 0);
+		assert_true(a->over_limit);
+		assert_int_equal((int)a->solve_seconds.size(), 1);
+		a->limit_s = 0;
+		a->over_limit = false;
+		a->allocate({ gj(0, 1), gj(1, 1) }, 2, 0);
+		assert_false(a->over_limit);
+	}
+
+	auto mm = alloc("max-min-fairness");
+	mm->limit_s = 1e-6;
+	GavelRounds r(2, 120, 0);
+	r.add_job(0);
+	r.add_job(1);
+	r.add_job(2);
+	std::vector<GavelJob> act = { gj(0, 1), gj(1, 1), gj(2, 2) };
+	Sched s = r.schedule(0, act, *mm);
+	assert_true(r.kept_last_round());
+	for (JobId id = 0; id < 3; id++)
+		assert_true(std::fabs(r.allocation().at(id) - 2.0 / 3) < 1e-12);
+	assert_false(s.empty());
+	/* In time: job 2 (2 GPUs) gets what max-min gives it. */
+	mm->limit_s = 0;
+	s = r.schedule(120, act, *mm);
+	assert_false(r.kept_last_round());
+	std::map<JobId, double> solved = r.allocation();
+	/* Out of time again, with job 3 new: the solved shares stay. */
+	mm->limit_s = 1e-6;
+	r.add_job(3);
+	act.push_back(gj(3, 1));
+	s = r.schedule(240, act, *mm);
+	assert_true(r.kept_last_round());
+	assert_true(r.allocation() == solved);
+	for (auto &[id, ws] : s)
+		assert_true(id != 3);
+	mm->limit_s = 0;
+	r.schedule(360, act, *mm);
+	assert_false(r.kept_last_round());
+	assert_true(r.allocation().count(3) && r.allocation().at(3) > 0);
+}
+
+/* The registry policy with Gavel.SolveLimit too short for any solve: its
+ * jobs still run (equal shares), and the plan's log says why once per
+ * round, naming the key. */
+static void test_registry_policy_solve_limit(void **)
+{
+	Cluster c = test::cluster(1, 2);
+	std::vector<Job> jobs = { test::job(0, 1, 0, 1000),
+				  test::job(1, 1, 0, 1000) };
+	Params params;
+	std::string err;
+	params.set("Gavel.SolveLimit", "0.000001", "test");
+	auto p = make_policy("max-min-fairness", params, &err);
+	assert_non_null(p.get());
+	Plan plan = p->decide(test::snapshot(c, jobs, 0));
+	assert_int_equal((int)plan.find(0)->action, (int)Action::Start);
+	assert_int_equal((int)plan.find(1)->action, (int)Action::Start);
+	assert_int_equal((int)plan.log.size(), 1);
+	assert_true(plan.log[0].find("Gavel.SolveLimit=1e-06 s") !=
+		    std::string::npos);
+	assert_true(plan.log[0].find("last allocation is kept") !=
+		    std::string::npos);
+	plan = p->decide(test::snapshot(c, jobs, 60));
+	assert_true(plan.log.empty());
+	/* The default bound (5 s) is far from a 2-job solve. */
+	auto q = make_policy("max-min-fairness", Params(), &err);
+	plan = q->decide(test::snapshot(c, jobs, 0));
+	assert_true(plan.log.empty());
+}
+
+/* Apply PLAN to JOBS as a cluster would, at once: starts run where
+ * planned, preempted jobs wait again. */
+static void run_plan(const Plan &plan, std::vector<Job> *jobs)
+{
+	for (Job &j : *jobs) {
+		const Decision *d = plan.find(j.id);
+		if (!d)
+			continue;
+		if (d->action == Action::Start) {
+			j.state = JobState::Running;
+			j.placement = d->placement;
+		} else if (d->action == Action::Preempt) {
+			j.state = JobState::Pending;
+			j.placement.clear();
+		}
+	}
+}
+
+static bool same_plan(const Plan &a, const Plan &b)
+{
+	if (a.decisions.size() != b.decisions.size() || a.wake_at != b.wake_at)
+		return false;
+	for (size_t i = 0; i < a.decisions.size(); i++) {
+		const Decision &x = a.decisions[i], &y = b.decisions[i];
+		if (x.job != y.job || x.action != y.action ||
+		    x.placement != y.placement || x.numbers != y.numbers)
+			return false;
+	}
+	return true;
+}
+
+/* A restart mid-round and one between rounds: a policy made afresh from
+ * the saved lines (every round policy, FTF's and AlloX's own state
+ * included) decides exactly as the one that ran on, call after call; it
+ * says its state changed (state_serial) at each round.  Without the
+ * lines, a fresh policy would start a new round at once. */
+static void test_registry_policy_restart(void **)
+{
+	for (const char *name :
+	     { "gandiva-fair", "max-min-fairness", "finish-time-fairness",
+	       "min-total-duration", "max-sum-throughput", "allox" }) {
+		for (double cut :
+		     { 150.0, 240.0, 510.0 }) { /* mid-round, at an end */
+			/* Jobs arrive and finish, so that shares are
+			 * recomputed and deficits build up. */
+			Cluster c = test::cluster(2, 2);
+			std::vector<Job> all;
+			for (JobId id = 0; id < 10; id++)
+				all.push_back(test::job(id, id % 3 == 2 ? 2 : 1,
+							20.0 * id,
+							200 + 70 * (id % 5)));
+			auto active = [&](double t) {
+				std::vector<Job> v;
+				for (const Job &j : all)
+					if (j.submit <= t && j.remaining > 0)
+						v.push_back(j);
+				return v;
+			};
+			std::string err;
+			auto a = make_policy(name, Params(), &err);
+			assert_non_null(a.get());
+			std::unique_ptr<Policy> b;
+			std::uint64_t serial = a->state_serial();
+			int rounds = 0;
+			for (double t = 0; t <= 3000; t += 30) {
+				std::vector<Job> jobs = active(t);
+				if (t == cut) {
+					b = make_policy(name, Params(), &err);
+					for (const std::string &l :
+					     a->save_state())
+						assert_true(b->load_state(l));
+					assert_true(b->save_state() ==
+						    a->save_state());
+					assert_false(b->load_state("round x"));
+				}
+				Plan pa = a->decide(test::snapshot(c, jobs, t));
+				if (b) {
+					Plan pb = b->decide(
+						test::snapshot(c, jobs, t));
+					assert_true(same_plan(pa, pb));
+				}
+				if (a->state_serial() != serial)
+					rounds++;
+				serial = a->state_serial();
+				run_plan(pa, &all);
+				for (Job &j : all)
+					if (j.state == JobState::Running) {
+						j.executed += 30;
+						j.remaining -= 30;
+					}
+			}
+			assert_true(rounds >= 5);
+			for (const Job &j : all)
+				assert_true(j.remaining <= 0);
+		}
+	}
+	/* Fresh, with no lines: a new round at the first call. */
+	Cluster c = test::cluster(1, 1);
+	std::vector<Job> jobs = { test::job(0, 1, 0, 1000),
+				  test::job(1, 1, 0, 1000) };
+	std::string err;
+	auto a = make_policy("max-min-fairness", Params(), &err);
+	Plan p = a->decide(test::snapshot(c, jobs, 0));
+	assert_true(p.wake_at == 120);
+	run_plan(p, &jobs);
+	auto b = make_policy("max-min-fairness", Params(), &err);
+	for (const std::string &l : a->save_state())
+		b->load_state(l);
+	assert_true(b->decide(test::snapshot(c, jobs, 60)).wake_at == 120);
+	auto fresh = make_policy("max-min-fairness", Params(), &err);
+	assert_true(fresh->decide(test::snapshot(c, jobs, 60)).wake_at == 180);
+}
+
 /* The profile rules against the artifact's regenerated profile JSON. */
 static void test_profiles_match_artifact(void **)
 {
@@ -321,6 +516,9 @@ int main(void)
 		cmocka_unit_test(test_registry_policy),
 		cmocka_unit_test(test_registry_policy_keeps_placement),
 		cmocka_unit_test(test_registry_policy_nodes_come_up),
+		cmocka_unit_test(test_solve_limit),
+		cmocka_unit_test(test_registry_policy_solve_limit),
+		cmocka_unit_test(test_registry_policy_restart),
 		cmocka_unit_test(test_profiles_match_artifact),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
