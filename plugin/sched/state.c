@@ -15,6 +15,9 @@
  *                                         locations, unanswered agent
  *                                         commands
  *   seq N / memo JOB ...                  engine.cc
+ *   policy NAME ...                       engine.cc: the policy's own
+ *                                         (Policy::save_state: Gavel's
+ *                                         rounds)
  *   end LINES FNV1A32                     completion marker, last
  *
  * It is written after a cycle that changed it (the engine keeps a dirty
