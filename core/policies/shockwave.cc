@@ -32,6 +32,22 @@ void Shockwave::remove_job(JobId id)
 	resolve_ = reestimate_ = true;
 }
 
+bool Shockwave::has_job(JobId id) const
+{
+	for (const ShockwaveJob &j : jobs_)
+		if (j.id == id)
+			return true;
+	return false;
+}
+
+void Shockwave::set_gpus(int gpus)
+{
+	if (gpus != cfg_.gpus) {
+		cfg_.gpus = gpus;
+		resolve_ = true;
+	}
+}
+
 void Shockwave::update_progress(const std::map<JobId, int> &epochs)
 {
 	for (ShockwaveJob &j : jobs_) {
@@ -150,7 +166,7 @@ std::vector<JobId> Shockwave::round_schedule()
 		solve_seconds.push_back(std::chrono::duration<double>(
 						std::chrono::steady_clock::now() - t0)
 						.count());
-		resolve_ = false;
+		resolve_ = kept_last; /* kept: solve again next round */
 	}
 	return plan_[round_ptr_];
 }

@@ -46,6 +46,10 @@ struct ShockwaveConfig {
 	 * well-scaled; the result is sensitive to it (see
 	 * tests/sim/test_gavel.sh). */
 	double priority_cap = 1e6;
+	/* A solve stopped by time_limit_s with no solution keeps the plan
+	 * it had (the live policy), rather than leaving only the
+	 * work-conserving fill (the anchor). */
+	bool keep_plan_on_limit = false;
 };
 
 struct ShockwaveJob {
@@ -68,6 +72,10 @@ public:
 
 	void add_job(ShockwaveJob j);
 	void remove_job(JobId id);
+	bool has_job(JobId id) const;
+	/* The GPUs now (a live cluster's change as nodes come and go): a
+	 * new count calls for a new plan. */
+	void set_gpus(int gpus);
 	/* Step 5 of a round: epochs done by the jobs of the last round. */
 	void update_progress(const std::map<JobId, int> &epochs);
 	void record_throughput(JobId id, long round, double tput, int bs);
@@ -83,6 +91,8 @@ public:
 
 	std::vector<double> solve_seconds;
 	long infeasible_solves = 0, limit_hits = 0;
+	/* The last solve kept the plan before it (keep_plan_on_limit). */
+	bool kept_last = false;
 
 private:
 	void calibrate(ShockwaveJob &j) const;

@@ -76,7 +76,9 @@ bool solve_rounds(const std::vector<ShockwaveJob> &jobs, const Inputs &in,
 
 void Shockwave::solve()
 {
-	plan_.clear();
+	std::map<long, std::vector<JobId>> before;
+	before.swap(plan_);
+	kept_last = false;
 	size_t J = jobs_.size();
 	if (J == 0)
 		return;
@@ -117,8 +119,16 @@ void Shockwave::solve()
 							      ? 100
 							      : cfg_.lambda));
 		}
-		if (!solve_rounds(jobs_, in, cfg_, round_ptr_, false, &N, &hit))
+		if (!solve_rounds(jobs_, in, cfg_, round_ptr_, false, &N,
+				  &hit)) {
 			N.assign(J, 0);
+			if (hit && cfg_.keep_plan_on_limit && !before.empty()) {
+				limit_hits++;
+				plan_.swap(before);
+				kept_last = true;
+				return;
+			}
+		}
 	}
 	limit_hits += hit;
 

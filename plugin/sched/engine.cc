@@ -62,10 +62,10 @@ Engine &engine()
 static const char *replay_only_preset(const std::string &name)
 {
 	static const std::pair<const char *, const char *> names[] = {
-		{"antman", "muri"},	     {"lucid", "lucid"},
-		{"gandiva", "elasticflow"},  {"themis", "elasticflow"},
-		{"edf-admit", "elasticflow"}, {"shockwave", "gavel"},
-		{"pollux", "pollux"},	     {"optimus", "pollux"},
+		{ "antman", "muri" },		{ "lucid", "lucid" },
+		{ "gandiva", "elasticflow" },	{ "themis", "elasticflow" },
+		{ "edf-admit", "elasticflow" }, { "pollux", "pollux" },
+		{ "optimus", "pollux" },
 	};
 	for (const auto &[n, preset] : names)
 		if (name == n)

@@ -453,6 +453,63 @@ static void test_registry_policy_restart(void **)
 	assert_true(fresh->decide(test::snapshot(c, jobs, 60)).wake_at == 180);
 }
 
+/* Shockwave as a registry policy on 1 node x 2 GPUs, six 1-GPU jobs of
+ * 200 to 450 s arriving over a minute: two run per round, the GPUs are
+ * never over-committed, jobs take turns (preemptions), every job ends,
+ * and each decision carries its epoch progress and the round's end.  A
+ * restart in the middle of a round keeps that round: the restored
+ * policy decides as the first until the round ends. */
+static void test_shockwave_policy(void **)
+{
+	Cluster c = test::cluster(1, 2);
+	std::vector<Job> all;
+	for (JobId id = 0; id < 6; id++)
+		all.push_back(test::job(id, 1, 10.0 * id, 200 + 50 * id));
+	std::string err;
+	auto a = make_policy("shockwave", Params(), &err);
+	assert_non_null(a.get());
+	std::unique_ptr<Policy> b;
+	int preempts = 0;
+	for (double t = 0; t <= 4000; t += 30) {
+		std::vector<Job> jobs;
+		for (const Job &j : all)
+			if (j.submit <= t && j.remaining > 0)
+				jobs.push_back(j);
+		if (t == 150) {
+			b = make_policy("shockwave", Params(), &err);
+			for (const std::string &l : a->save_state())
+				assert_true(b->load_state(l));
+		}
+		Plan p = a->decide(test::snapshot(c, jobs, t));
+		if (b && t < 240)
+			assert_true(same_plan(
+				p, b->decide(test::snapshot(c, jobs, t))));
+		int busy = 0;
+		for (const Decision &d : p.decisions) {
+			bool has_end = false, has_epoch = false;
+			for (auto &[k, v] : d.numbers) {
+				has_end = has_end || k == "round_end";
+				has_epoch = has_epoch || k == "epoch";
+			}
+			assert_true(has_end && has_epoch);
+			if (d.action == Action::Start ||
+			    d.action == Action::Keep)
+				busy += d.gpus;
+			preempts += d.action == Action::Preempt;
+		}
+		assert_true(busy <= 2);
+		run_plan(p, &all);
+		for (Job &j : all)
+			if (j.state == JobState::Running && j.remaining > 0) {
+				j.executed += 30;
+				j.remaining -= 30;
+			}
+	}
+	for (const Job &j : all)
+		assert_true(j.remaining <= 0);
+	assert_true(preempts > 0);
+}
+
 /* The profile rules against the artifact's regenerated profile JSON. */
 static void test_profiles_match_artifact(void **)
 {
@@ -519,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_solve_limit),
 		cmocka_unit_test(test_registry_policy_solve_limit),
 		cmocka_unit_test(test_registry_policy_restart),
+		cmocka_unit_test(test_shockwave_policy),
 		cmocka_unit_test(test_profiles_match_artifact),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
