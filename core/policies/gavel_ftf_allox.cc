@@ -174,13 +174,13 @@ bool FinishTimeFairness::load(const std::string &line)
 	double a, b;
 	int n = 0;
 	if (std::sscanf(line.c_str(), "ftf cum %llu %lg%n", &id, &a, &n) == 2 &&
-	    !line[n]) {
+	    !line[n] && std::isfinite(a)) {
 		cum_iso_[id] = a;
 		return true;
 	}
 	if (std::sscanf(line.c_str(), "ftf prev %llu %lg %lg%n", &id, &a, &b,
 			&n) == 3 &&
-	    !line[n]) {
+	    !line[n] && std::isfinite(a) && std::isfinite(b)) {
 		prev_[id] = { a, b };
 		return true;
 	}
@@ -296,7 +296,7 @@ bool Allox::load(const std::string &line)
 	}
 	if (std::sscanf(line.c_str(), "allox prev %llu %lg%n", &id, &a, &n) ==
 		    2 &&
-	    !line[n]) {
+	    !line[n] && std::isfinite(a)) {
 		prev_[id] = a;
 		return true;
 	}

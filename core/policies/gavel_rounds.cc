@@ -8,6 +8,7 @@
 #include "core/policies/gavel_rounds.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -201,8 +202,15 @@ bool GavelRounds::load(const std::string &line)
 	char ws[4096];
 	if (std::sscanf(line.c_str(), "rounds %d %d %lg %lg%n", &workers, &need,
 			&a, &b, &n) == 4 &&
-	    !line[n] && workers >= 0) {
+	    !line[n] && workers >= 0 && workers <= 1 << 24 &&
+	    std::isfinite(a) && std::isfinite(b)) {
 		workers_ = workers;
+		for (auto it = prev_workers_.begin();
+		     it != prev_workers_.end();)
+			it = std::any_of(it->second.begin(), it->second.end(),
+					 [&](int w) { return w >= workers_; })
+				     ? prev_workers_.erase(it)
+				     : std::next(it);
 		need_update_ = need != 0;
 		last_reset_ = a;
 		worker_time_ = b;
@@ -210,14 +218,15 @@ bool GavelRounds::load(const std::string &line)
 	}
 	if (std::sscanf(line.c_str(), "rjob %llu %lg %lg %lg%n", &id, &a, &b,
 			&c, &n) == 4 &&
-	    !line[n]) {
+	    !line[n] && std::isfinite(a) && std::isfinite(b) &&
+	    std::isfinite(c)) {
 		if (!st_.count(id))
 			order_.push_back(id);
 		st_[id] = { a, b, c };
 		return true;
 	}
 	if (std::sscanf(line.c_str(), "alloc %llu %lg%n", &id, &a, &n) == 2 &&
-	    !line[n]) {
+	    !line[n] && std::isfinite(a)) {
 		alloc_[id] = std::clamp(a, 0.0, 1.0);
 		return true;
 	}
@@ -254,7 +263,7 @@ std::vector<int> GavelRounds::assign(
 				continue;
 			bool free = true;
 			for (int w : pw->second)
-				free = free && !taken[w];
+				free = free && w < workers_ && !taken[w];
 			if (!free)
 				continue;
 			for (int w : pw->second)

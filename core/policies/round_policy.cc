@@ -6,6 +6,7 @@
 #include "core/policies/round_policy.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <set>
@@ -31,6 +32,8 @@ Placement RoundPolicy::placement(const Cluster &c,
 		int node = 0;
 		while (node < (int)c.nodes.size() && w >= c.nodes[node].gpus)
 			w -= c.nodes[node++].gpus;
+		if (node >= (int)c.nodes.size())
+			return {}; /* no such GPU now: anywhere free */
 		if (!p.empty() && p.back().node == node)
 			p.back().gpus++;
 		else
@@ -182,13 +185,15 @@ bool RoundPolicy::load_state(const std::string &line)
 	std::vector<int> w;
 	const char *s = line.c_str();
 	if (word == "round" &&
-	    std::sscanf(s, "round %lg %d%n", &v, &flag, &n) == 2 && !s[n]) {
+	    std::sscanf(s, "round %lg %d%n", &v, &flag, &n) == 2 && !s[n] &&
+	    std::isfinite(v)) {
 		round_end_ = v;
 		started_ = flag != 0;
 		return true;
 	}
 	if (word == "exec" &&
-	    std::sscanf(s, "exec %llu %lg%n", &id, &v, &n) == 2 && !s[n]) {
+	    std::sscanf(s, "exec %llu %lg%n", &id, &v, &n) == 2 && !s[n] &&
+	    std::isfinite(v)) {
 		executed_[id] = v;
 		return true;
 	}
@@ -199,7 +204,8 @@ bool RoundPolicy::load_state(const std::string &line)
 		return true;
 	}
 	if (word == "leaving" &&
-	    std::sscanf(s, "leaving %llu %lg%n", &id, &v, &n) == 2 && !s[n]) {
+	    std::sscanf(s, "leaving %llu %lg%n", &id, &v, &n) == 2 && !s[n] &&
+	    std::isfinite(v)) {
 		leaving_[id] = v;
 		return true;
 	}

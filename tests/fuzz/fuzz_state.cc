@@ -2,12 +2,16 @@
  * fuzz_state.cc - libFuzzer target for sched/tidal's state file
  * (plugin/sched/state.c): its header and completion marker, and the lines
  * of resize.c (requeue, resize), agents/persist.cc (agentseq, ckpt, agentcmd)
- * and engine.cc (seq, memo), over tests/emu's emulated slurmctld (the
- * plugin's Slurm-side files linked unchanged, as tidal-emu does).
+ * and engine.cc (seq, memo, and the policy's own: policy NAME ...), over
+ * tests/emu's emulated slurmctld (the plugin's Slurm-side files linked
+ * unchanged, as tidal-emu does).
  *
  * Input: byte 0 is a mode, the rest the file.  With mode bit 0 the rest
  * is the body only, and the header and an end line with the right count
  * and checksum are put around it, so that the fuzzer reaches the lines.
+ * Mode bits 1-3 choose the policy in force (kConfs), so that the round
+ * policies' state lines (round_policy.cc, gavel_rounds.cc, the FTF and
+ * AlloX allocators') are read and written back.
  *
  * Each input is a slurmctld restart: the engine and agents forget, the
  * file is loaded, then saved (A), then the restart is done again from A
@@ -33,7 +37,14 @@ void tidal_state_save(void);
 }
 #include "plugin/sched/bridge.h"
 
-static const char kConf[] = "Policy=fifo\n";
+static const char *const kConfs[] = {
+	"Policy=fifo\n",
+	"Policy=max-min-fairness\n",
+	"Policy=finish-time-fairness\n",
+	"Policy=allox\n",
+	"Policy=shockwave\n",
+};
+static const char *conf = kConfs[0];
 static std::string dir, file;
 
 /* The previous good file and a bad one set aside (state.c): gone before
@@ -62,7 +73,7 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***)
 		std::abort();
 	dir = tmpl;
 	file = dir + "/tidal_state";
-	emu_init(kConf, dir.c_str(), false);
+	emu_init(conf, dir.c_str(), false);
 	emu_quiet();
 	std::atexit(cleanup);
 	return 0;
@@ -100,7 +111,7 @@ static void restart()
 	char *msg = nullptr;
 	tidal_engine_shutdown();
 	tidal_agent_clear();
-	if (tidal_engine_configure(kConf, "tidal.conf", &msg))
+	if (tidal_engine_configure(conf, "tidal.conf", &msg))
 		std::abort();
 	std::free(msg);
 	tidal_state_load();
@@ -119,6 +130,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data,
 	if (size < 1)
 		return 0;
 	std::string text(reinterpret_cast<const char *>(data) + 1, size - 1);
+	conf = kConfs[(data[0] >> 1) % (sizeof(kConfs) / sizeof(kConfs[0]))];
 	if (data[0] & 1) {
 		int lines = 0;
 		for (char c : text)
