@@ -692,8 +692,12 @@ static void _call_off_resize(const tidal_snap_t *snap,
 		return;
 	}
 	r->cmd = 0;
-	info("sched/tidal: resize of %pJ to %d GPUs called off: the policy keeps it as it is",
-	     job_ptr, r->gpus);
+	if (r->request_set == TIDAL_RQ_KEEP)
+		info("sched/tidal: preemption of %pJ called off: the policy keeps it running",
+		     job_ptr);
+	else
+		info("sched/tidal: resize of %pJ to %d GPUs called off: the policy keeps it as it is",
+		     job_ptr, r->gpus);
 	tidal_resize_forget(job_ptr->job_id);
 }
 
