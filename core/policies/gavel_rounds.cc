@@ -157,6 +157,8 @@ bool gavel_parse_workers(const std::string &s, std::vector<int> *ws)
 	ws->clear();
 	if (s == "-")
 		return true;
+	if (s.empty() || s.back() == ',')
+		return false;
 	std::istringstream in(s);
 	std::string w;
 	while (std::getline(in, w, ',')) {
@@ -199,7 +201,6 @@ bool GavelRounds::load(const std::string &line)
 	unsigned long long id;
 	int workers, need, n = 0;
 	double a, b, c;
-	char ws[4096];
 	if (std::sscanf(line.c_str(), "rounds %d %d %lg %lg%n", &workers, &need,
 			&a, &b, &n) == 4 &&
 	    !line[n] && workers >= 0 && workers <= 1 << 24 &&
@@ -231,8 +232,8 @@ bool GavelRounds::load(const std::string &line)
 		return true;
 	}
 	std::vector<int> w;
-	if (std::sscanf(line.c_str(), "prev %llu %4095s%n", &id, ws, &n) == 2 &&
-	    !line[n] && gavel_parse_workers(ws, &w)) {
+	if (std::sscanf(line.c_str(), "prev %llu %n", &id, &n) == 1 && n > 0 &&
+	    gavel_parse_workers(line.substr(n), &w)) {
 		for (int x : w)
 			if (x >= workers_)
 				return false;

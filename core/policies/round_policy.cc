@@ -181,7 +181,6 @@ bool RoundPolicy::load_state(const std::string &line)
 	unsigned long long id;
 	double v;
 	int flag, n = 0;
-	char ws[4096];
 	std::vector<int> w;
 	const char *s = line.c_str();
 	if (word == "round" &&
@@ -198,8 +197,8 @@ bool RoundPolicy::load_state(const std::string &line)
 		return true;
 	}
 	if (word == "chosen" &&
-	    std::sscanf(s, "chosen %llu %4095s%n", &id, ws, &n) == 2 &&
-	    !s[n] && gavel_parse_workers(ws, &w)) {
+	    std::sscanf(s, "chosen %llu %n", &id, &n) == 1 && n > 0 &&
+	    gavel_parse_workers(line.substr(n), &w)) {
 		chosen_[id] = w;
 		return true;
 	}

@@ -453,6 +453,42 @@ static void test_registry_policy_restart(void **)
 	assert_true(fresh->decide(test::snapshot(c, jobs, 60)).wake_at == 180);
 }
 
+/* State lines: a job's workers as long as a large job's (thousands of
+ * GPUs) read back whole; malformed ones and workers beyond the cluster
+ * are refused. */
+static void test_state_lines(void **)
+{
+	std::vector<int> big, back;
+	for (int w = 0; w < 6000; w++)
+		big.push_back(w);
+	std::string text = gavel_workers_text(big);
+	assert_true(text.size() > 4096);
+	assert_true(gavel_parse_workers(text, &back) && back == big);
+	assert_true(gavel_parse_workers("-", &back) && back.empty());
+	for (const char *bad : { "", "1,", ",1", "1,,2", "x", "-1", "1 2" })
+		assert_false(gavel_parse_workers(bad, &back));
+
+	std::string err;
+	auto p = make_policy("max-min-fairness", Params(), &err);
+	assert_true(p->load_state("rounds 8000 0 0 0"));
+	assert_true(p->load_state("chosen 4 " + text));
+	assert_true(p->load_state("prev 4 " + text));
+	bool found_chosen = false, found_prev = false;
+	for (const std::string &l : p->save_state()) {
+		found_chosen = found_chosen || l == "chosen 4 " + text;
+		found_prev = found_prev || l == "prev 4 " + text;
+	}
+	assert_true(found_chosen && found_prev);
+	assert_false(p->load_state("prev 5 8000"));
+	assert_false(p->load_state("round nan 1"));
+	assert_false(p->load_state("alloc 3 inf"));
+	assert_false(p->load_state("chosen 4"));
+	/* Fewer workers now: the lease beyond them is dropped. */
+	assert_true(p->load_state("rounds 16 0 0 0"));
+	for (const std::string &l : p->save_state())
+		assert_true(l.rfind("prev 4 ", 0) != 0);
+}
+
 /* Shockwave as a registry policy on 1 node x 2 GPUs, six 1-GPU jobs of
  * 200 to 450 s arriving over a minute: two run per round, the GPUs are
  * never over-committed, jobs take turns (preemptions), every job ends,
@@ -576,6 +612,7 @@ int main(void)
 		cmocka_unit_test(test_solve_limit),
 		cmocka_unit_test(test_registry_policy_solve_limit),
 		cmocka_unit_test(test_registry_policy_restart),
+		cmocka_unit_test(test_state_lines),
 		cmocka_unit_test(test_shockwave_policy),
 		cmocka_unit_test(test_profiles_match_artifact),
 	};
