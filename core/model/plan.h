@@ -68,8 +68,9 @@ struct Plan {
 	 * happens (e.g. a Tiresias queue boundary); infinity = no wish. */
 	Time wake_at = std::numeric_limits<Time>::infinity();
 	/* Lines for the operator's log, one event each (slurmctld's log in
-	 * the plugin, stderr in tidal-sim): what the decisions cannot say,
-	 * such as a solve that ran out of time. */
+	 * the plugin, stderr in tidal-sim; the caller puts the policy's name
+	 * before each): what the decisions cannot say, such as a solve that
+	 * ran out of time. */
 	std::vector<std::string> log;
 
 	Decision &add(JobId job, Action action, int gpus, std::string reason)

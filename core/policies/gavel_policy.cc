@@ -108,12 +108,12 @@ std::map<JobId, std::vector<int>> GavelRoundPolicy::pick(const Snapshot &snap)
 	if (rounds_.kept_last_round()) {
 		char msg[320];
 		std::snprintf(msg, sizeof(msg),
-			      "%s: the round's allocation was not solved "
+			      "the round's allocation was not solved "
 			      "within Gavel.SolveLimit=%g s (stopped after "
 			      "%.3f s, %zu jobs): the last allocation is "
 			      "kept, jobs that came since have no share, and "
 			      "the next round solves again",
-			      name().c_str(), alloc_->limit_s,
+			      alloc_->limit_s,
 			      alloc_->solve_seconds.empty()
 				      ? 0.0
 				      : alloc_->solve_seconds.back(),

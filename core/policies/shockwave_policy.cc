@@ -176,7 +176,7 @@ ShockwaveRoundPolicy::pick(const Snapshot &snap)
 	if (sw_.kept_last) {
 		char msg[256];
 		std::snprintf(msg, sizeof(msg),
-			      "shockwave: the plan was not solved within "
+			      "the plan was not solved within "
 			      "Gavel.SolveLimit=%g s (%zu jobs): the last plan "
 			      "is kept, and the next round solves again",
 			      limit_, snap.jobs.size());
