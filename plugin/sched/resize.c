@@ -593,8 +593,12 @@ static bool _resize_step(tidal_resize_t *r, const tidal_apply_conf_t *conf,
 	if (IS_JOB_RUNNING(job_ptr)) {
 		info("sched/tidal: resize %pJ done: running again on %s",
 		     job_ptr, job_ptr->nodes);
+		/* What it holds: the policy may have started it at another
+		 * size than the transit's target (tidal_resize_start_at). */
+		int held = tidal_alloc_gpus(job_ptr);
 		snprintf(note, sizeof(note), "running again at %d GPUs on %s",
-			 r->gpus, job_ptr->nodes ? job_ptr->nodes : "?");
+			 held > 0 ? held : r->gpus,
+			 job_ptr->nodes ? job_ptr->nodes : "?");
 		tidal_agent_note(r->job, (double)now, note);
 		return false;
 	}

@@ -452,6 +452,27 @@ static void _job_alloc(job_record_t *job_ptr, tidal_job_t *j)
 		j->gpus += j->alloc_gpus[k];
 }
 
+extern int tidal_alloc_gpus(job_record_t *job_ptr)
+{
+	list_itr_t *it;
+	gres_state_t *gs;
+	int gpus = 0;
+
+	if (!job_ptr->gres_list_alloc)
+		return 0;
+	it = list_iterator_create(job_ptr->gres_list_alloc);
+	while ((gs = list_next(it))) {
+		gres_job_state_t *js = gs->gres_data;
+		if (xstrcmp(gs->gres_name, "gpu") || !js ||
+		    !js->gres_cnt_node_alloc)
+			continue;
+		for (uint32_t k = 0; k < js->node_cnt; k++)
+			gpus += (int)js->gres_cnt_node_alloc[k];
+	}
+	list_iterator_destroy(it);
+	return gpus;
+}
+
 static bool policy_admits_deadlines;
 
 extern void tidal_snapshot_deadlines(int policy_admits)
