@@ -64,7 +64,8 @@ void tidal_snapshot_deadlines(int policy_admits);
  * every policy: one that admits jobs by their deadlines plans them to end
  * by it); 0 to leave it as it is (no deadline). */
 uint32_t tidal_deadline_limit(job_record_t *job_ptr, time_t now);
-/* The GPUs a running job holds (its gres/gpu allocation); 0 if none. */
+/* Job locks held: the GPUs a running job holds (its gres/gpu
+ * allocation); 0 if none. */
 int tidal_alloc_gpus(job_record_t *job_ptr);
 /* Job locks held: the nodes JOB_PTR may hold from NOW to the end of its
  * time limit as far as reservations go (job_test_resv, as Slurm's

@@ -48,6 +48,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
+#include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -420,39 +421,10 @@ static void _job_request(job_record_t *job_ptr, tidal_job_t *j)
 	list_iterator_destroy(it);
 }
 
-/* GPUs a running job holds on each of its nodes (slurm node indices). */
-static void _job_alloc(job_record_t *job_ptr, tidal_job_t *j)
-{
-	list_itr_t *it;
-	gres_state_t *gs;
-	int n = job_ptr->node_bitmap ? bit_set_count(job_ptr->node_bitmap) : 0;
-
-	j->alloc_node = xcalloc(n + 1, sizeof(int));
-	j->alloc_gpus = xcalloc(n + 1, sizeof(int));
-	/* From the first set bit: a job's nodes are few and near each other,
-	 * the node table may be thousands long. */
-	for (int i = n ? bit_ffs(job_ptr->node_bitmap) : node_record_count;
-	     i >= 0 && i < node_record_count && j->n_alloc < n; i++)
-		if (bit_test(job_ptr->node_bitmap, i))
-			j->alloc_node[j->n_alloc++] = i;
-	if (!job_ptr->gres_list_alloc)
-		return;
-	it = list_iterator_create(job_ptr->gres_list_alloc);
-	while ((gs = list_next(it))) {
-		gres_job_state_t *js = gs->gres_data;
-		if (xstrcmp(gs->gres_name, "gpu") || !js ||
-		    !js->gres_cnt_node_alloc)
-			continue;
-		for (int k = 0; k < j->n_alloc && k < (int)js->node_cnt; k++)
-			j->alloc_gpus[k] += (int)js->gres_cnt_node_alloc[k];
-	}
-	list_iterator_destroy(it);
-	j->gpus = 0;
-	for (int k = 0; k < j->n_alloc; k++)
-		j->gpus += j->alloc_gpus[k];
-}
-
-extern int tidal_alloc_gpus(job_record_t *job_ptr)
+/* The GPUs of JOB_PTR's gres/gpu allocation on its first N nodes (in
+ * node order), added into PER_NODE[0..N) where it is not NULL.  RET: their
+ * sum. */
+static int _gpu_alloc(job_record_t *job_ptr, int *per_node, int n)
 {
 	list_itr_t *it;
 	gres_state_t *gs;
@@ -466,11 +438,35 @@ extern int tidal_alloc_gpus(job_record_t *job_ptr)
 		if (xstrcmp(gs->gres_name, "gpu") || !js ||
 		    !js->gres_cnt_node_alloc)
 			continue;
-		for (uint32_t k = 0; k < js->node_cnt; k++)
+		for (int k = 0; k < n && k < (int)js->node_cnt; k++) {
 			gpus += (int)js->gres_cnt_node_alloc[k];
+			if (per_node)
+				per_node[k] += (int)js->gres_cnt_node_alloc[k];
+		}
 	}
 	list_iterator_destroy(it);
 	return gpus;
+}
+
+/* GPUs a running job holds on each of its nodes (slurm node indices). */
+static void _job_alloc(job_record_t *job_ptr, tidal_job_t *j)
+{
+	int n = job_ptr->node_bitmap ? bit_set_count(job_ptr->node_bitmap) : 0;
+
+	j->alloc_node = xcalloc(n + 1, sizeof(int));
+	j->alloc_gpus = xcalloc(n + 1, sizeof(int));
+	/* From the first set bit: a job's nodes are few and near each other,
+	 * the node table may be thousands long. */
+	for (int i = n ? bit_ffs(job_ptr->node_bitmap) : node_record_count;
+	     i >= 0 && i < node_record_count && j->n_alloc < n; i++)
+		if (bit_test(job_ptr->node_bitmap, i))
+			j->alloc_node[j->n_alloc++] = i;
+	j->gpus = _gpu_alloc(job_ptr, j->alloc_gpus, j->n_alloc);
+}
+
+extern int tidal_alloc_gpus(job_record_t *job_ptr)
+{
+	return _gpu_alloc(job_ptr, NULL, INT_MAX);
 }
 
 static bool policy_admits_deadlines;
