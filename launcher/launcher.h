@@ -129,6 +129,8 @@ private:
 	bool has_loss_ = false;
 	wire::Stages stages_;
 	std::optional<double> gns_;
+	int64_t batch_ = 0;
+	std::optional<double> progress_, grad_sqr_, grad_var_;
 	std::optional<Ckpt> last_ckpt_;
 
 	/* Checkpoint requests from the control socket. */

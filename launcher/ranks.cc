@@ -7,6 +7,8 @@
 #include "node/topo.h"
 #include "proto/wire.h"
 
+#include <cmath>
+
 #include <fcntl.h>
 #include <json.h>
 #include <sched.h>
@@ -86,6 +88,16 @@ bool parse_event(const std::string &line, Event &out, std::string &err)
 	double g = wire::get_number(o, "gns", 0, &has);
 	if (has)
 		out.gns = g;
+	int64_t batch;
+	if (wire::get_integer_in(o, "batch", 1, 1000000000, &batch) > 0)
+		out.batch = batch;
+	for (auto [key, v] : {std::pair{"progress", &out.progress},
+			      std::pair{"grad_sqr", &out.grad_sqr},
+			      std::pair{"grad_var", &out.grad_var}}) {
+		double x = wire::get_number(o, key, 0, &has);
+		if (has && std::isfinite(x) && x >= 0)
+			*v = x;
+	}
 	json_object *st;
 	if (json_object_object_get_ex(o, "stages", &st) && st &&
 	    json_object_is_type(st, json_type_object)) {

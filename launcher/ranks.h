@@ -34,6 +34,8 @@ struct Event {
 	double it_s = 0, samples_s = 0;
 	wire::Stages stages; /* ms per step in each stage */
 	std::optional<double> gns;
+	int64_t batch = 0;          /* step, start */
+	std::optional<double> progress, grad_sqr, grad_var;
 	std::string path;           /* ckpt: the .tck; start: resumed */
 	uint64_t bytes = 0;
 	double ms = 0, mb_s = 0;

@@ -134,6 +134,10 @@ void Launcher::on_event(Rank &r, const Event &e)
 	if (e.ev == "start") {
 		r.started = true;
 		step_ = e.step;
+		if (e.batch)
+			batch_ = e.batch;
+		if (e.progress)
+			progress_ = e.progress;
 		if (state_ == State::Starting && all_started()) {
 			state_ = State::Running;
 			note("generation %d running: ranks %d-%d here at step "
@@ -149,6 +153,10 @@ void Launcher::on_event(Rank &r, const Event &e)
 		it_s_ = e.it_s;
 		stages_ = e.stages;
 		gns_ = e.gns;
+		batch_ = e.batch ? e.batch : batch_;
+		progress_ = e.progress ? e.progress : progress_;
+		grad_sqr_ = e.grad_sqr;
+		grad_var_ = e.grad_var;
 		note("step %llu loss %.4f, %.2f it/s, %.1f samples/s",
 		     (unsigned long long)e.step, e.loss, e.it_s, e.samples_s);
 		if (!first_step_seen_ && failed_at_ > 0)
@@ -472,6 +480,10 @@ std::string Launcher::status_json() const
 	s.it_s = it_s_;
 	s.stages = stages_;
 	s.gns = gns_;
+	s.batch = batch_;
+	s.progress = progress_;
+	s.grad_sqr = grad_sqr_;
+	s.grad_var = grad_var_;
 	s.restarts_left = o_.restart_budget - restarts_used_;
 	if (last_ckpt_)
 		s.last_ckpt = { last_ckpt_->step, last_ckpt_->path };

@@ -255,6 +255,11 @@ static void put_status(json_object *o, const TrainStatus &s)
 		put(o, "stages", st);
 	}
 	put(o, "gns", s.gns ? json_object_new_double(*s.gns) : nullptr);
+	put_int(o, "batch", s.batch);
+	for (auto [key, v] : {std::pair{"progress", &s.progress},
+			      std::pair{"grad_sqr", &s.grad_sqr},
+			      std::pair{"grad_var", &s.grad_var}})
+		put(o, key, *v ? json_object_new_double(**v) : nullptr);
 	put_int(o, "restarts_left", s.restarts_left);
 	put(o, "last_ckpt",
 	    s.last_ckpt.step || !s.last_ckpt.path.empty()
@@ -284,6 +289,14 @@ TrainStatus decode_status(json_object *o)
 	s.step = count(o, "step");
 	s.loss = number(o, "loss");
 	s.gns = number(o, "gns");
+	int64_t batch;
+	if (get_integer_in(o, "batch", 0, 1000000000, &batch) > 0)
+		s.batch = batch;
+	for (auto [key, v] : {std::pair{"progress", &s.progress},
+			      std::pair{"grad_sqr", &s.grad_sqr},
+			      std::pair{"grad_var", &s.grad_var}})
+		if ((*v = number(o, key)) && **v < 0)
+			v->reset(); /* a count and two squares: never below 0 */
 	s.it_s = num(o, "it_s");
 	if (json_object *st = object(o, "stages")) {
 		s.stages.present = true;

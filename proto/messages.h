@@ -93,13 +93,18 @@ struct Stages {
  *
  *   "node":"n1","world":4,"generation":2,"step":3000,"loss":2.31,
  *   "it_s":5.2,"stages":{"data":3.1,"compute":150,"comm":20},"gns":812,
+ *   "batch":256,"progress":3400.5,"grad_sqr":2.1,"grad_var":6.3,
  *   "restarts_left":3,"last_ckpt":{"step":3000,"path":"/nvme/..."},
  *   "state":"running","ranks":[{"rank":0,"pid":4242}]
  *
  * state: running, restarting or stopped (tidal-launch(1)); "unknown" in a
  * heartbeat when the launcher did not answer ok.  loss and gns are null
  * until measured, stages absent; last_ckpt is null before the first
- * checkpoint.
+ * checkpoint.  batch: the global batch the trainer runs at (0 before its
+ * first step event); progress: steps of its initial batch done
+ * (AdaScale's scale-invariant count, tidal-train(1)); grad_sqr and
+ * grad_var: Pollux's gradient statistics, |G|^2 and the noise of a
+ * gradient of the initial batch, smoothed; each null until measured.
  */
 struct TrainStatus {
 	std::string node, state;
@@ -107,6 +112,8 @@ struct TrainStatus {
 	uint64_t step = 0;
 	std::optional<double> loss, gns;
 	double it_s = 0;
+	int64_t batch = 0;
+	std::optional<double> progress, grad_sqr, grad_var;
 	Stages stages;
 	CkptRef last_ckpt;
 	std::vector<std::pair<int64_t, int64_t>> ranks; /* rank, pid */

@@ -12,6 +12,20 @@
  *   then     checkpoint (rank 0 writes) when due or when any rank's flag
  *            was set; stop after it when any rank's stop flag was set
  *
+ * The batch may change between runs (an adaptive scheduler such as Pollux
+ * decides it; TIDAL_BATCH carries it).  --global-batch is then the initial
+ * batch B0, and AdaScale (Johnson et al., ICML'20, as Pollux uses it)
+ * keeps training equivalent: from the gradient noise measured each step
+ * (|G|^2 and tr(Sigma), smoothed), the gain at batch B is
+ *
+ *   r = (var + sqr) / (var / s + sqr),  s = B / B0,
+ *   sqr = |G|^2, var = tr(Sigma) / B0 (the noise of a B0 gradient)
+ *
+ * Each step counts r steps of B0 towards --iters (the scale-invariant
+ * progress, kept in the checkpoint), and the learning rate is --lr x
+ * sqrt(r): Adam's update does not grow with the gradient's size, so the
+ * square-root rule, not AdaScale's SGD rule lr x r.  At B = B0, r = 1.
+ *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #pragma once
@@ -47,6 +61,7 @@ struct Env {
 	int rank = 0, world = 1, local_rank = 0;
 	std::string store, prefix = "tidal", ckpt_dir, resume;
 	int event_fd = 1; /* stdout when TIDAL_EVENT_FD is unset */
+	uint64_t batch = 0; /* TIDAL_BATCH: the global batch now; 0 = B0 */
 };
 
 /* RET false with ERR naming the variable, its value and the rule. */

@@ -7,6 +7,8 @@
 #include "trainer/train.h"
 
 #include <chrono>
+#include <cctype>
+#include <cerrno>
 #include <cinttypes>
 #include <cmath>
 #include <csignal>
@@ -17,11 +19,13 @@
 #include <stdexcept>
 #include <thread>
 
+#include <json.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/profiles/throughput_table.h"
 #include "node/checkpoint.h"
+#include "proto/json.h"
 #include "trainer/comm.h"
 #include "trainer/gpu.h"
 
@@ -62,18 +66,26 @@ std::string jstr(const std::string &s)
 	return o + "\"";
 }
 
-std::string num(double x)
+std::string num(double x, int digits = 9)
 {
 	if (!std::isfinite(x))
 		return "null";
-	char b[32];
-	snprintf(b, sizeof b, "%.9g", x);
+	char b[40];
+	snprintf(b, sizeof b, "%.*g", digits, x);
 	return b;
 }
 
+/* The smoothing of the gradient statistics: an exponential average over
+ * about 1 / (1 - kGradBeta) = 50 steps, bias-corrected. */
+constexpr double kGradBeta = 0.98;
+
 class Loop {
 public:
-	Loop(const Options &o, const Env &e) : o_(o), e_(e), mlp_(o.shape, o.seed) {}
+	Loop(const Options &o, const Env &e)
+	    : o_(o), e_(e), mlp_(o.shape, o.seed),
+	      batch_(e.batch ? e.batch : o.global_batch)
+	{
+	}
 	int run();
 
 private:
@@ -84,12 +96,17 @@ private:
 	double step_once(bool &ckpt, bool &stop, double &gns);
 	void cpu_compute(size_t b);
 	void late_flags(float *ctrl);
-	void cpu_reduce_update(float ckpt, float stop, float inv, float *ctrl,
-			       double &big, double &comm_s);
+	void cpu_reduce_update(float ckpt, float stop, float lr, float inv,
+			       float *ctrl, double &big, double &comm_s);
 	void checkpoint();
-	void log_step(double loss, double gns);
+	void log_step(double loss, double gns, bool last);
 	size_t share(int rank) const;
 	uint64_t share_start(int rank) const;
+	void observe_noise(double g2, double tr);
+	double gain() const;
+	double grad_sqr() const;
+	double grad_var() const;
+	std::string grad_json() const;
 
 	const Options &o_;
 	const Env &e_;
@@ -104,6 +121,12 @@ private:
 	double st_[3] = {0, 0, 0}, win_t0_ = 0; /* data/compute/comm s */
 	uint64_t win_steps_ = 0;
 	std::deque<double> loss_tail_;
+	/* AdaScale (train.h): this run's global batch, the steps of B0 done,
+	 * the gain now, and the smoothed |G|^2 and tr(Sigma) (per sample)
+	 * with the weight that corrects their bias. */
+	uint64_t batch_;
+	double progress_ = 0, gain_ = 1;
+	double ema_sqr_ = 0, ema_tr_ = 0, ema_w_ = 0;
 };
 
 void Loop::emit(const std::string &json)
@@ -125,7 +148,7 @@ void Loop::emit(const std::string &json)
 /* Global batch B over W ranks: B/W each, the first B%W ranks one more. */
 size_t Loop::share(int r) const
 {
-	uint64_t b = o_.global_batch, w = (uint64_t)e_.world;
+	uint64_t b = batch_, w = (uint64_t)e_.world;
 	return (size_t)(b / w + ((uint64_t)r < b % w ? 1 : 0));
 }
 
@@ -174,8 +197,17 @@ bool Loop::setup(std::string &err)
 			err = o_.profile + ": cannot read";
 		else if (t.parse_csv(o_.profile_model, o_.profile, text.str(), &err)) {
 			double tput = paced_throughput(
-				t.row(o_.profile_model, (int)o_.global_batch),
-				e_.world);
+				t.row(o_.profile_model, (int)batch_), e_.world);
+			/* A batch the table has no row for (an adaptive
+			 * scheduler's choice): --global-batch's row at the
+			 * same time per sample. */
+			if (!(std::isfinite(tput) && tput > 0) &&
+			    batch_ != o_.global_batch)
+				tput = paced_throughput(
+					       t.row(o_.profile_model,
+						     (int)o_.global_batch),
+					       e_.world) *
+				       (double)o_.global_batch / (double)batch_;
 			if (std::isfinite(tput) && tput > 0)
 				iter_s_ = 1.0 / tput;
 			else
@@ -239,11 +271,79 @@ bool Loop::resume(std::string &err)
 	v_ = std::move(s.tensors[2].second);
 	step_ = s.step;
 	samples_ = s.samples;
-	if (s.global_batch != o_.global_batch)
+	/* AdaScale's state (train.h); a checkpoint without it was written
+	 * at B0 throughout: one step of B0 per step. */
+	progress_ = (double)step_;
+	if (json_object *m = wire::parse_object(s.meta_json)) {
+		bool has = false;
+		double p = wire::get_number(m, "progress", 0, &has);
+		uint64_t b0 = (uint64_t)wire::get_number(m, "init_batch", 0);
+		if (has && std::isfinite(p) && p >= 0)
+			progress_ = p;
+		double w = wire::get_number(m, "grad_w", 0);
+		double sq = wire::get_number(m, "grad_sqr", 0);
+		double tr = wire::get_number(m, "grad_tr", 0);
+		if (b0 && b0 != o_.global_batch)
+			fprintf(stderr, "tidal-train: rank %d: checkpoint's "
+				"initial batch was %" PRIu64 ", --global-batch "
+				"is %" PRIu64 ": progress is counted in steps "
+				"of %" PRIu64 " from here\n", e_.rank, b0,
+				o_.global_batch, o_.global_batch);
+		if (w > 0 && w <= 1 && std::isfinite(sq) && std::isfinite(tr) &&
+		    sq >= 0 && tr >= 0) {
+			ema_w_ = w;
+			ema_sqr_ = sq * w;
+			ema_tr_ = tr * w;
+		}
+		json_object_put(m);
+	}
+	gain_ = gain();
+	if (s.global_batch != batch_)
 		fprintf(stderr, "tidal-train: rank %d: checkpoint used global "
-			"batch %" PRIu64 ", continuing with %" PRIu64 "\n",
-			e_.rank, s.global_batch, o_.global_batch);
+			"batch %" PRIu64 ", continuing with %" PRIu64
+			" (AdaScale gain %.3f, learning rate %.3g)\n", e_.rank,
+			s.global_batch, batch_, gain_, o_.lr * std::sqrt(gain_));
 	return true;
+}
+
+/* One step's |G|^2 and tr(Sigma) into the smoothed statistics; a
+ * negative estimate (noise of a small world) is taken as 0. */
+void Loop::observe_noise(double g2, double tr)
+{
+	if (!std::isfinite(g2) || !std::isfinite(tr))
+		return;
+	ema_sqr_ = kGradBeta * ema_sqr_ + (1 - kGradBeta) * std::max(g2, 0.0);
+	ema_tr_ = kGradBeta * ema_tr_ + (1 - kGradBeta) * std::max(tr, 0.0);
+	ema_w_ = kGradBeta * ema_w_ + (1 - kGradBeta);
+}
+
+/* Pollux's grad_sqr and grad_var: |G|^2 and the noise of a gradient of
+ * B0 samples, tr(Sigma) / B0; NaN before the first measurement. */
+double Loop::grad_sqr() const
+{
+	return ema_w_ > 0 ? ema_sqr_ / ema_w_ : NAN;
+}
+
+double Loop::grad_var() const
+{
+	return ema_w_ > 0 ? ema_tr_ / ema_w_ / (double)o_.global_batch : NAN;
+}
+
+/* AdaScale's gain at this run's batch (train.h); 1 before any
+ * measurement or when both statistics are 0. */
+double Loop::gain() const
+{
+	double scale = (double)batch_ / (double)o_.global_batch;
+	double sqr = grad_sqr(), var = grad_var();
+	if (!(std::isfinite(sqr) && std::isfinite(var)) || sqr + var <= 0)
+		return 1;
+	return (var + sqr) / (var / scale + sqr);
+}
+
+std::string Loop::grad_json() const
+{
+	return ",\"grad_sqr\":" + num(grad_sqr()) + ",\"grad_var\":" +
+	       num(grad_var());
 }
 
 /* The CPU path: per-sample gradient sum, loss and local |g|^2 / b^2 into
@@ -264,8 +364,8 @@ void Loop::cpu_compute(size_t b)
 
 /* The CPU path: flags in, Gloo all-reduce, Adam.  OUT the reduced control
  * slots, |G|^2 of the reduced sum (world > 1), the all-reduce's seconds. */
-void Loop::cpu_reduce_update(float ckpt, float stop, float inv, float *ctrl,
-			     double &big, double &comm_s)
+void Loop::cpu_reduce_update(float ckpt, float stop, float lr, float inv,
+			     float *ctrl, double &big, double &comm_s)
 {
 	size_t n = mlp_.size();
 	buf_[n + kCkpt] = ckpt;
@@ -273,8 +373,8 @@ void Loop::cpu_reduce_update(float ckpt, float stop, float inv, float *ctrl,
 	double t2 = now_s();
 	comm_->allreduce(buf_.data(), buf_.size());
 	comm_s = now_s() - t2;
-	adam_step(params_.data(), buf_.data(), m_.data(), v_.data(), n,
-		  (float)o_.lr, inv, step_ + 1);
+	adam_step(params_.data(), buf_.data(), m_.data(), v_.data(), n, lr,
+		  inv, step_ + 1);
 	big = 0;
 	if (e_.world > 1)
 		for (size_t i = 0; i < n; i++)
@@ -319,32 +419,36 @@ double Loop::step_once(bool &ckpt, bool &stop, double &gns)
 	if (e_.rank == 0 && o_.ckpt_every_s > 0 &&
 	    t1 - last_ckpt_t_ >= o_.ckpt_every_s)
 		ckpt_flag = 1.0f; /* rank 0's clock decides for all */
-	float inv = 1.0f / (float)o_.global_batch, ctrl[kSlots];
+	float inv = 1.0f / (float)batch_, ctrl[kSlots];
+	float lr = (float)(o_.lr * std::sqrt(gain_));
 	double big, comm_s;
 	if (gpu_)
-		gpu_->reduce_update(ckpt_flag, stop_flag, (float)o_.lr, inv,
-				    step_ + 1, ctrl, big, comm_s);
+		gpu_->reduce_update(ckpt_flag, stop_flag, lr, inv, step_ + 1,
+				    ctrl, big, comm_s);
 	else
-		cpu_reduce_update(ckpt_flag, stop_flag, inv, ctrl, big, comm_s);
+		cpu_reduce_update(ckpt_flag, stop_flag, lr, inv, ctrl, big,
+				  comm_s);
 	if (comm_)
 		late_flags(ctrl);
 	step_++;
-	samples_ += o_.global_batch;
+	samples_ += batch_;
 	ckpt = ctrl[kCkpt] > 0 || (o_.ckpt_every && step_ % o_.ckpt_every == 0);
 	stop = ctrl[kStop] > 0;
-	gns = NAN;
 	if (e_.world > 1) {
 		/* McCandlish et al.: |G|^2 and tr(Sigma) from the small
 		 * (per-rank) and big (global) batch gradient norms. */
-		double bs = (double)o_.global_batch / e_.world;
-		double bb = (double)o_.global_batch;
+		double bs = (double)batch_ / e_.world;
+		double bb = (double)batch_;
 		big *= inv * inv;
 		double small = ctrl[kLocalNorm2] / e_.world;
-		double g2 = (bb * big - bs * small) / (bb - bs);
-		double tr = (small - big) / (1 / bs - 1 / bb);
-		if (g2 > 0)
-			gns = tr / g2;
+		observe_noise((bb * big - bs * small) / (bb - bs),
+			      (small - big) / (1 / bs - 1 / bb));
 	}
+	/* This step counts its gain; the next one learns at the new one. */
+	gain_ = gain();
+	progress_ += gain_;
+	double sqr = grad_sqr();
+	gns = sqr > 0 ? grad_var() * (double)o_.global_batch / sqr : NAN;
 	double t4 = now_s();
 	if (iter_s_ > 0 && t4 - t0 < iter_s_) {
 		std::this_thread::sleep_for(std::chrono::duration<double>(
@@ -374,7 +478,7 @@ void Loop::checkpoint()
 	ckpt::State s;
 	s.step = step_;
 	s.samples = samples_;
-	s.global_batch = o_.global_batch;
+	s.global_batch = batch_;
 	s.world = (uint32_t)e_.world;
 	s.model = o_.shape.name();
 	s.rng = {o_.seed};
@@ -382,7 +486,13 @@ void Loop::checkpoint()
 	std::string tail;
 	for (double l : loss_tail_)
 		tail += (tail.empty() ? "" : ",") + num(l);
-	s.meta_json = "{\"loss_tail\":[" + tail + "]}";
+	s.meta_json = "{\"loss_tail\":[" + tail + "],\"progress\":" +
+		      num(progress_, 17) + ",\"init_batch\":" +
+		      std::to_string(o_.global_batch) + ",\"grad_w\":" +
+		      num(ema_w_, 17) + ",\"grad_sqr\":" +
+		      num(ema_w_ > 0 ? ema_sqr_ / ema_w_ : 0, 17) +
+		      ",\"grad_tr\":" +
+		      num(ema_w_ > 0 ? ema_tr_ / ema_w_ : 0, 17) + "}";
 	s.tensors.emplace_back("params", std::move(params_));
 	s.tensors.emplace_back("adam.m", std::move(m_));
 	s.tensors.emplace_back("adam.v", std::move(v_));
@@ -416,20 +526,22 @@ void Loop::checkpoint()
 	     "}");
 }
 
-void Loop::log_step(double loss, double gns)
+void Loop::log_step(double loss, double gns, bool last)
 {
 	win_steps_++;
 	if (e_.rank != 0 || !o_.log_every ||
-	    (step_ % o_.log_every != 0 && step_ != o_.iters))
+	    (step_ % o_.log_every != 0 && !last))
 		return;
 	double t = now_s(), it_s = win_steps_ / (t - win_t0_);
 	double k = 1000.0 / win_steps_;
 	emit("{\"ev\":\"step\",\"step\":" + std::to_string(step_) +
 	     ",\"loss\":" + num(loss) + ",\"it_s\":" + num(it_s) +
-	     ",\"samples_s\":" + num(it_s * o_.global_batch) +
+	     ",\"samples_s\":" + num(it_s * batch_) +
 	     ",\"stages\":{\"data\":" + num(st_[0] * k) + ",\"compute\":" +
 	     num(st_[1] * k) + ",\"comm\":" + num(st_[2] * k) +
-	     "},\"gns\":" + num(gns) + "}");
+	     "},\"gns\":" + num(gns) + ",\"batch\":" +
+	     std::to_string(batch_) + ",\"gain\":" + num(gain_) +
+	     ",\"progress\":" + num(progress_) + grad_json() + "}");
 	win_t0_ = t;
 	win_steps_ = 0;
 	st_[0] = st_[1] = st_[2] = 0;
@@ -480,7 +592,8 @@ int Loop::run()
 	}
 	emit("{\"ev\":\"start\",\"rank\":" + std::to_string(e_.rank) +
 	     ",\"world\":" + std::to_string(e_.world) + ",\"step\":" +
-	     std::to_string(step_) + ",\"backend\":\"" +
+	     std::to_string(step_) + ",\"batch\":" + std::to_string(batch_) +
+	     ",\"progress\":" + num(progress_) + ",\"backend\":\"" +
 	     (gpu_ ? "cuda-nccl" : "cpu-gloo") + "\",\"resumed\":" +
 	     (e_.resume.empty() ? "null" : jstr(e_.resume)) + ",\"model\":" +
 	     jstr(o_.shape.name()) + ",\"params\":" +
@@ -488,14 +601,14 @@ int Loop::run()
 	last_ckpt_t_ = win_t0_ = now_s();
 	double loss = NAN;
 	try {
-		while (step_ < o_.iters) {
+		while (progress_ < (double)o_.iters) {
 			bool ckpt = false, stop = false;
 			double gns;
 			loss = step_once(ckpt, stop, gns);
 			loss_tail_.push_back(loss);
 			if (loss_tail_.size() > 16)
 				loss_tail_.pop_front();
-			log_step(loss, gns);
+			log_step(loss, gns, progress_ >= (double)o_.iters);
 			if (ckpt || stop)
 				checkpoint();
 			if (stop) {
@@ -526,8 +639,8 @@ int Loop::run()
 		snprintf(crc, sizeof crc, "%08x",
 			 ckpt::crc32c(0, params_.data(), params_.size() * 4));
 		emit("{\"ev\":\"done\",\"step\":" + std::to_string(step_) +
-		     ",\"loss\":" + num(loss) + ",\"params_crc32c\":\"" + crc +
-		     "\"}");
+		     ",\"progress\":" + num(progress_) + ",\"loss\":" +
+		     num(loss) + ",\"params_crc32c\":\"" + crc + "\"}");
 	}
 	return 0;
 }
@@ -561,6 +674,19 @@ bool read_env(Env &env, std::string &err)
 	    !env_int("TIDAL_LOCAL_RANK", env.local_rank, 0, err) ||
 	    !env_int("TIDAL_EVENT_FD", env.event_fd, 0, err))
 		return false;
+	if (const char *b = getenv("TIDAL_BATCH"); b && *b) {
+		char *end;
+		errno = 0;
+		unsigned long long x = strtoull(b, &end, 10);
+		if (*end || errno || !isdigit((unsigned char)*b) || x < 1 ||
+		    x > 1000000000ULL) {
+			err = std::string("TIDAL_BATCH=") + b +
+			      ": expected the global batch, an integer in "
+			      "[1, 1e9]";
+			return false;
+		}
+		env.batch = x;
+	}
 	if (env.rank >= env.world) {
 		err = "TIDAL_RANK=" + std::to_string(env.rank) +
 		      ": must be below TIDAL_WORLD=" + std::to_string(env.world);

@@ -8,6 +8,7 @@
  */
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,11 +28,16 @@ void agent_job_fields(std::uint32_t job, wire::CtlRecord &rec, bool full);
 
 /* What JOB's launcher last reported through its agent (heartbeats), for
  * the policies: the step reached, iterations/s at the current size and the
- * per-iteration stage times in seconds (data/CPU, compute, communication). */
+ * per-iteration stage times in seconds (data/CPU, compute, communication);
+ * the global batch (0 unknown), AdaScale's progress in steps of the
+ * initial batch and Pollux's gradient statistics (NaN unknown;
+ * tidal-train(1)). */
 struct JobProgress {
 	double step = 0;
 	double it_s = 0;
 	double stages[3] = {0, 0, 0};
+	std::int64_t batch = 0;
+	double progress = NAN, grad_sqr = NAN, grad_var = NAN;
 };
 /* RET true with *P when JOB's last report is running and at most MAX_AGE
  * seconds old at NOW. */

@@ -58,6 +58,11 @@ void rules(const TrainStatus &s)
 {
 	check(s.step <= kMaxCount && std::isfinite(s.it_s) && finite(s.loss) &&
 	      finite(s.gns));
+	/* batch: 0 (unknown) or a global batch; the AdaScale and Pollux
+	 * statistics: finite and never negative. */
+	check(s.batch >= 0 && s.batch <= 1000000000);
+	for (const auto *v : {&s.progress, &s.grad_sqr, &s.grad_var})
+		check(finite(*v) && (!*v || **v >= 0));
 	check(std::isfinite(s.stages.data) && std::isfinite(s.stages.compute) &&
 	      std::isfinite(s.stages.comm));
 	rules(s.last_ckpt);

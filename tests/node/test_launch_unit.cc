@@ -51,6 +51,22 @@ static void test_events(void **)
 	assert_false(e.gns.has_value());
 	assert_true(e.stages.present && e.stages.data == 1 &&
 		    e.stages.compute == 7.5 && e.stages.comm == 2);
+	assert_int_equal(e.batch, 0);
+	assert_false(e.progress || e.grad_sqr || e.grad_var);
+	/* AdaScale's and Pollux's fields; a negative statistic or a batch
+	 * out of range is dropped. */
+	assert_true(parse_event(
+		"{\"ev\":\"step\",\"step\":121,\"batch\":256,\"gain\":2.5,"
+		"\"progress\":140.25,\"grad_sqr\":2,\"grad_var\":6.5}", e,
+		err));
+	assert_int_equal(e.batch, 256);
+	assert_true(e.progress == 140.25 && e.grad_sqr == 2.0 &&
+		    e.grad_var == 6.5);
+	assert_true(parse_event("{\"ev\":\"step\",\"batch\":0,"
+				"\"grad_sqr\":-1,\"progress\":\"5\"}",
+				e, err));
+	assert_int_equal(e.batch, 0);
+	assert_false(e.grad_sqr || e.progress);
 	assert_true(parse_event("{\"ev\":\"ckpt\",\"step\":7,\"path\":\"/c/x."
 				"tck\",\"bytes\":1000,\"ms\":4,\"mb_s\":250}",
 				e, err));

@@ -5,7 +5,8 @@
 # and the final parameter checksum), at another world size within fp
 # tolerance; SIGUSR2 on one rank stops all ranks at the same step after a
 # checkpoint; a corrupt newest checkpoint falls back to the previous one
-# with a warning; profile mode paces steps by the throughput table.
+# with a warning; profile mode paces steps by the throughput table; a
+# resume at another batch (TIDAL_BATCH) follows AdaScale (train.h).
 set -uo pipefail
 NAME=test_train
 . "$(dirname "$0")/lib.sh"
@@ -68,6 +69,37 @@ check "world 2 -> 1: losses 26..60 within 1e-3 relative of world 2's" \
 		END { exit !(n == 35 && !bad) }' <(losses "$W/a2.0" 25) <(losses "$W/d.0" 25)
 check "world 2 -> 1 is not bit-identical (the sum order changed)" \
 	test "$(crc "$W/d.0")" != "$(crc "$W/a2.0")"
+
+# --- AdaScale: world 2's checkpoint at step 25 (batch 30) resumed at batch
+# 120 (scale 4), its gradient statistics carried in the checkpoint
+TIDAL_BATCH=120 run 2 "$W/g" "$W/ckg" "$W/ck2/ckpt-000000000025.tck" \
+	--iters 60 --ckpt-every 5
+check "batch 120: the resume says the batch, gain and learning rate" \
+	grep -Eq "checkpoint used global batch 30, continuing with 120 \(AdaScale gain [0-9.]+, learning rate" "$W/g.0.err"
+check "batch 120: the start event says it" \
+	test "$(jq -r 'select(.ev=="start") | .batch' "$W/g.0")" = 120
+gains=$(jq -r 'select(.ev=="step") | .gain' "$W/g.0" | sort -g | sed -n '1p;$p' | tr '\n' ' ')
+check "batch 120: every step's gain is within (1, 4] ($gains)" \
+	jq -e -s '[.[] | select(.ev=="step") | .gain] | length > 0 and all(. > 1 and . <= 4)' "$W/g.0"
+check "batch 120: each step adds its gain to the progress, from 25" \
+	jq -e -s '[.[] | select(.ev=="step")] as $s | ($s[0].progress - $s[0].gain - 25 | fabs) < 1e-4 and
+		([range(1; $s | length) | ($s[.].progress - $s[. - 1].progress - $s[.].gain | fabs) < 1e-4] | all)' "$W/g.0"
+gstep=$(jq -r 'select(.ev=="done") | "\(.step) \(.progress)"' "$W/g.0")
+check "batch 120: 60 steps of 30 are done in fewer steps ($gstep)" \
+	awk -v s="${gstep% *}" -v p="${gstep#* }" 'BEGIN { exit !(s > 25 && s < 60 && p >= 60) }'
+check "batch 120: gradient statistics are measured (grad_sqr, grad_var > 0)" \
+	jq -e -s 'map(select(.ev=="step")) | last | .grad_sqr > 0 and .grad_var > 0' "$W/g.0"
+at25=$(losses "$W/a2.0" 24 | head -1 | cut -d' ' -f2)
+glast=$(losses "$W/g.0" 0 | tail -1 | cut -d' ' -f2)
+check "batch 120: the loss keeps falling ($at25 at step 25 -> $glast)" \
+	awk -v a="$at25" -v b="$glast" 'BEGIN { exit !(b < a) }'
+gck=$(ls "$W/ckg"/*.tck | tail -1)
+run 2 "$W/h" "$W/ckh" "$gck" --iters 70
+check "back at batch 30: gain 1 again, one step of progress per step" \
+	jq -e -s 'map(select(.ev=="step")) | length > 0 and all(.gain == 1 and .batch == 30)' "$W/h.0"
+TIDAL_BATCH=12x TIDAL_RANK=0 TIDAL_WORLD=1 "$T" >/dev/null 2>"$W/u.err"
+check "TIDAL_BATCH=12x: exit 2 naming the variable and the rule" \
+	test $? -eq 2 -a -n "$(grep 'TIDAL_BATCH=12x: expected the global batch' "$W/u.err")"
 
 # --- SIGUSR2 on rank 1 of 2: both stop at the same step after rank 0's checkpoint
 printf 'global_batch_size,1,2,4\n30,25,20,15\n' >"$W/tput.csv"

@@ -303,6 +303,10 @@ static TrainStatus a_status()
 	s.loss = 2.3125;
 	s.gns = 812.5;
 	s.it_s = 5.25;
+	s.batch = 256;
+	s.progress = 3400.5;
+	s.grad_sqr = 2.125;
+	s.grad_var = 6.25;
 	s.stages = { true, 3.5, 150, 20.25 };
 	s.last_ckpt = { 3000, "/nvme/tidal/12/ckpt-000000003000.tck" };
 	s.ranks = { { 0, 4242 }, { 1, 4243 } };

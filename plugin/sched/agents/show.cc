@@ -130,7 +130,25 @@ void agent_job_fields(uint32_t job, wire::CtlRecord &rec, bool full)
 			      (unsigned long long)j.status.step, j.status.it_s,
 			      j.status.loss.value_or(0), j.status.state.c_str(),
 			      j.status_node.c_str());
-		put(rec, "Training", buf);
+		std::string t = buf;
+		if (j.status.batch)
+			t += ", batch " + std::to_string(j.status.batch);
+		if (j.status.progress) {
+			std::snprintf(buf, sizeof(buf), ", progress %.6g",
+				      *j.status.progress);
+			t += buf;
+		}
+		put(rec, "Training", t);
+		if (j.status.grad_sqr && j.status.grad_var) {
+			std::snprintf(buf, sizeof(buf),
+				      "sqr %.4g, var %.4g (noise scale %.4g)",
+				      *j.status.grad_sqr, *j.status.grad_var,
+				      *j.status.grad_sqr > 0
+					      ? *j.status.grad_var /
+							*j.status.grad_sqr
+					      : 0.0);
+			put(rec, "Gradient", buf);
+		}
 	}
 	if (full && !j.story.empty()) {
 		std::string story;
@@ -159,6 +177,10 @@ bool agent_job_progress(uint32_t job, double now, double max_age,
 		p->stages[1] = s.stages.compute / 1000;
 		p->stages[2] = s.stages.comm / 1000;
 	}
+	p->batch = s.batch;
+	p->progress = s.progress.value_or(NAN);
+	p->grad_sqr = s.grad_sqr.value_or(NAN);
+	p->grad_var = s.grad_var.value_or(NAN);
 	return true;
 }
 } /* namespace tidal::plugin */
