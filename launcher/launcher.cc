@@ -219,6 +219,21 @@ bool Launcher::agree_resume(std::optional<Resume> &r, std::string &err)
 {
 	if (o_.node_index == 0) {
 		r = find_newest(job_dir_, o_.job, tidald_sock_, none_why_);
+		/* The batch the scheduler chose (Pollux), told to every
+		 * node with the checkpoint; without an answer, the trainer's
+		 * own --global-batch. */
+		std::string perr;
+		plan_batch_ = plan_batch(o_.job, tidald_sock_, perr);
+		if (plan_batch_ < 0)
+			note("warning: no batch from the scheduler (%s): the "
+			     "trainer's own",
+			     perr.c_str());
+		plan_batch_ = std::max<int64_t>(0, plan_batch_);
+		if (plan_batch_ > 0)
+			note("generation %d: global batch %lld, chosen by the "
+			     "scheduler",
+			     generation_, (long long)plan_batch_);
+		store_.set(key("batch"), std::to_string(plan_batch_));
 		store_.set(key("restarts"), std::to_string(restarts_used_));
 		store_.set(key("resume"), r ? std::to_string(r->step) + " " +
 						      r->path : "none");
@@ -228,6 +243,9 @@ bool Launcher::agree_resume(std::optional<Resume> &r, std::string &err)
 		return false;
 	store::Bytes n = store_.get(key("restarts"));
 	restarts_used_ = std::stoi(std::string(n.begin(), n.end()));
+	store::Bytes pb = store_.get(key("batch"));
+	plan_batch_ = std::strtoll(std::string(pb.begin(), pb.end()).c_str(),
+				   nullptr, 10);
 	store::Bytes b = store_.get(key("resume"));
 	std::string v(b.begin(), b.end());
 	if (v == "none") {
@@ -294,6 +312,9 @@ bool Launcher::spawn_all(int base, const std::optional<Resume> &r,
 			spec.env.push_back("TIDAL_RESUME=" + r->path);
 		else
 			spec.unset.push_back("TIDAL_RESUME");
+		if (plan_batch_ > 0)
+			spec.env.push_back("TIDAL_BATCH=" +
+					   std::to_string(plan_batch_));
 		bind(spec, k);
 		if (!spawn_rank(k, spec, err))
 			return false;

@@ -131,6 +131,7 @@ private:
 	std::optional<double> gns_;
 	int64_t batch_ = 0;
 	std::optional<double> progress_, grad_sqr_, grad_var_;
+	int64_t plan_batch_ = 0; /* TIDAL_BATCH of this generation; 0 none */
 	std::optional<Ckpt> last_ckpt_;
 
 	/* Checkpoint requests from the control socket. */

@@ -138,6 +138,33 @@ std::optional<Resume> find_newest(const std::string &job_dir,
 	return r;
 }
 
+int64_t plan_batch(const std::string &job, const std::string &tidald_sock,
+		   std::string &err)
+{
+	if (!exists(tidald_sock))
+		return 0; /* no scheduler to ask: nothing chosen */
+	wire::LocalRequest q;
+	q.op = "job_plan";
+	char *end;
+	q.job = std::strtoull(job.c_str(), &end, 10);
+	if (job.empty() || *end || q.job == 0 ||
+	    q.job > (uint64_t)wire::kMaxJobId) {
+		err = "job '" + job + "' is not a Slurm job id";
+		return -1;
+	}
+	std::string reply;
+	wire::JobPlanReply r;
+	if (!wire::unix_request(tidald_sock, wire::encode(q), &reply, 10 * 1000,
+				&err))
+		return -1;
+	if (!wire::decode(reply, &r) || !r.ok) {
+		err = tidald_sock + ": " +
+		      (r.error.empty() ? "bad reply '" + reply + "'" : r.error);
+		return -1;
+	}
+	return r.batch;
+}
+
 bool find_step(const std::string &job_dir, const std::string &job,
 	       const std::string &tidald_sock, uint64_t step, Resume &out,
 	       std::string &err)

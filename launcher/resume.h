@@ -42,6 +42,12 @@ std::optional<Resume> find_newest(const std::string &job_dir,
 				  const std::string &tidald_sock,
 				  std::string &none_why);
 
+/* The global batch the scheduler chose for JOB (tidald's job_plan, which
+ * asks sched/tidal): > 0 a batch, 0 none chosen (or no tidald socket),
+ * -1 with ERR when tidald or the plugin did not answer. */
+int64_t plan_batch(const std::string &job, const std::string &tidald_sock,
+		   std::string &err);
+
 /* Another node's lookup of STEP.  RET false with ERR saying where it
  * looked. */
 bool find_step(const std::string &job_dir, const std::string &job,

@@ -9,6 +9,9 @@
  *     The newest checkpoint of J, local or copied from the peer that the
  *     plugin's ckpt_where names.  Optional "peer":"HOST:PORT" (and "step")
  *     fetch from that peer without asking the plugin.
+ *   {"v":1,"op":"job_plan","job":J} -> {"v":1,"ok":true,"job":J,"batch":B}
+ *     The plugin's answer, passed on: the global batch its policy chose
+ *     for J's next generation, 0 for none.
  *
  * Peer (--listen, TCP; MUNGE credential line first; root/SlurmUser only):
  *   {"v":1,"op":"ckpt_stat","job":J}
@@ -94,6 +97,17 @@ std::string Agent::handle_local(const std::string &req, uid_t uid)
 	}
 	if (q.op == "hello")
 		return encode(HelloReply{ opt_.node, opt_.ckpt_dir });
+	if (q.op == "job_plan") {
+		/* Read-only and harmless (a batch size): any local user. */
+		std::string reply;
+		JobPlanReply r;
+		if (!plugin_request(encode(JobPlan{ q.job }), &reply, &err))
+			return error_line("job_plan: " + err);
+		if (!decode(reply, &r))
+			return error_line("job_plan: bad reply from "
+					  "sched/tidal");
+		return encode(r);
+	}
 	return fetch(q.job, q.peer, q.step, uid);
 }
 

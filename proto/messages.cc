@@ -537,11 +537,49 @@ bool decode(const std::string &line, CkptWhereReply *out)
 	});
 }
 
+std::string encode(const JobPlan &m)
+{
+	json_object *o = new_message("job_plan");
+	put_int(o, "job", (int64_t)m.job);
+	return to_line(o);
+}
+
+bool decode(json_object *o, JobPlan *out, std::string *err)
+{
+	*out = JobPlan();
+	if ((*err = bad_count(o)) != "")
+		return false;
+	out->job = count(o, "job", kMaxJobId);
+	return true;
+}
+
+std::string encode(const JobPlanReply &m)
+{
+	json_object *o = reply(m.ok, m.error);
+	if (!m.ok)
+		return to_line(o);
+	put_int(o, "job", (int64_t)m.job);
+	put_int(o, "batch", m.batch);
+	return to_line(o);
+}
+
+bool decode(const std::string &line, JobPlanReply *out)
+{
+	return decode_reply(line, out, [out](json_object *r) {
+		out->job = count(r, "job", kMaxJobId);
+		int64_t b;
+		if (get_integer_in(r, "batch", 0, 1000000000, &b) > 0)
+			out->batch = b;
+	});
+}
+
 /* ---- tidal-launch -> tidald ---- */
 
 std::string encode(const LocalRequest &m)
 {
 	json_object *o = new_message(m.op.c_str());
+	if (m.op == "job_plan")
+		put_int(o, "job", (int64_t)m.job);
 	if (m.op == "fetch") {
 		put_int(o, "job", (int64_t)m.job);
 		if (!m.peer.empty())
@@ -575,13 +613,18 @@ bool decode(const std::string &line, LocalRequest *out, std::string *err)
 		out->peer.clear(); /* hello takes no fields */
 		return true;
 	}
-	if (out->op != "fetch") {
-		*err = "unknown op '" + out->op + "' (hello, fetch)";
+	if (out->op != "fetch" && out->op != "job_plan") {
+		*err = "unknown op '" + out->op + "' (hello, fetch, job_plan)";
 		return false;
 	}
 	if (has_job <= 0) {
-		*err = "fetch: \"job\" must be a job id > 0";
+		*err = out->op + ": \"job\" must be a job id > 0";
 		return false;
+	}
+	if (out->op == "job_plan") {
+		out->peer.clear(); /* job_plan takes only the job */
+		out->job = (uint64_t)job;
+		return true;
 	}
 	if (has_step < 0) {
 		*err = "fetch: \"step\" must be an integer >= 0";

@@ -26,8 +26,8 @@
  * Who speaks to whom (the sockets are in wire.h and defaults.h):
  *
  *   tidald -> sched/tidal (TCP, MUNGE)   node_register, node_heartbeat,
- *                                        node_ack, ckpt_where
- *   tidal-launch -> tidald (unix)        hello, fetch
+ *                                        node_ack, ckpt_where, job_plan
+ *   tidal-launch -> tidald (unix)        hello, fetch, job_plan
  *   tidald -> tidald (TCP, MUNGE)        ckpt_stat, ckpt_get
  *   tidald -> tidal-launch (unix)        status, checkpoint, checkpoint_stop
  *   tidalctl -> sched/tidal (TCP, MUNGE) show, explain, set
@@ -226,6 +226,30 @@ struct CkptWhereReply {
 	bool operator==(const CkptWhereReply &) const = default;
 };
 
+/*
+ * job_plan, from a tidald that a launcher asked what its job should run
+ * with from the generation it starts:
+ *
+ *   {"v":1,"op":"job_plan","job":12}
+ *   -> {"v":1,"ok":true,"job":12,"batch":256}
+ *
+ * batch: the global batch the scheduler's policy chose for the job
+ * (Pollux: Decision::batch), an integer in [0, 1e9]; 0 = none chosen, the
+ * trainer's own --global-batch.  The same request and reply pass on
+ * tidald's local socket (tidal-launch -> tidald), which forwards them.
+ */
+struct JobPlan {
+	uint64_t job = 0;
+	bool operator==(const JobPlan &) const = default;
+};
+struct JobPlanReply {
+	bool ok = false;
+	std::string error;
+	uint64_t job = 0;
+	int64_t batch = 0;
+	bool operator==(const JobPlanReply &) const = default;
+};
+
 /* ==== tidal-launch -> tidald, its local socket (nodeagent/serve.cc) ==== */
 
 /*
@@ -242,8 +266,8 @@ struct CkptWhereReply {
  * reach).
  */
 struct LocalRequest {
-	std::string op;	  /* hello or fetch */
-	uint64_t job = 0; /* fetch: > 0 */
+	std::string op;	  /* hello, fetch or job_plan */
+	uint64_t job = 0; /* fetch, job_plan: > 0 */
 	std::string peer; /* "" = ask the plugin */
 	uint64_t step = 0;
 	bool operator==(const LocalRequest &) const = default;
@@ -359,6 +383,8 @@ std::string encode(const HeartbeatReply &m);
 std::string encode(const NodeAck &m);
 std::string encode(const CkptWhere &m);
 std::string encode(const CkptWhereReply &m);
+std::string encode(const JobPlan &m);
+std::string encode(const JobPlanReply &m);
 std::string encode(const LocalRequest &m);
 std::string encode(const HelloReply &m);
 std::string encode(const FetchReply &m);
@@ -379,6 +405,7 @@ bool decode(json_object *o, NodeRegister *out, std::string *err);
 bool decode(json_object *o, NodeHeartbeat *out, std::string *err);
 bool decode(json_object *o, NodeAck *out, std::string *err);
 bool decode(json_object *o, CkptWhere *out, std::string *err);
+bool decode(json_object *o, JobPlan *out, std::string *err);
 bool decode(const std::string &line, LocalRequest *out, std::string *err);
 bool decode(const std::string &line, PeerRequest *out, std::string *err);
 bool decode(const std::string &line, ControlRequest *out, std::string *err);
@@ -391,6 +418,7 @@ bool decode(const std::string &line, NodeAck *out, std::string *err);
  * ok false and error set when the reply says so. */
 bool decode(const std::string &line, HeartbeatReply *out);
 bool decode(const std::string &line, CkptWhereReply *out);
+bool decode(const std::string &line, JobPlanReply *out);
 bool decode(const std::string &line, FetchReply *out);
 bool decode(const std::string &line, CkptDone *out);
 bool decode(const std::string &line, CtlReply *out);

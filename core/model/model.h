@@ -105,6 +105,20 @@ struct Job {
 	int priority_class = 0;
 	double gpu_util = 0;   /* 0..100, from the trace, for packing policies */
 	double gpu_mem_mb = 0;
+	int max_batch = 0; /* largest global batch an adaptive policy may
+			    * choose (--train-max-batch); 0 = `batch` */
+
+	/* --- measured: what the job's own trainer reported (sched/tidal,
+	 * through its node agents); meaningful only when `measured` --- */
+	bool measured = false;
+	double step_time = 0; /* seconds per step of its trainer */
+	double sync_time = 0; /* of which gradient synchronisation */
+	int run_batch = 0;    /* the global batch it runs at; 0 = unknown */
+	int run_world = 0;    /* its world size when it reported */
+	/* Pollux's gradient statistics: |G|^2 and the noise of a gradient
+	 * of `batch` samples (tidal-train(1)); NaN = not measured. */
+	double grad_sqr = std::numeric_limits<double>::quiet_NaN();
+	double grad_var = std::numeric_limits<double>::quiet_NaN();
 
 	/* --- state --- */
 	JobState state = JobState::Future;

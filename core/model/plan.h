@@ -43,6 +43,9 @@ struct Decision {
 	 * would otherwise change whenever a job ahead starts or ends. */
 	int rank = 0;
 	int ranked = 0;
+	/* The global batch the job should run at from its next start (an
+	 * adaptive policy: Pollux); 0 = the policy does not choose it. */
+	int batch = 0;
 
 	Decision &note(std::string key, double value)
 	{

@@ -122,8 +122,10 @@ PolluxPolicy::optimize(std::vector<PolluxJobState> &jobs,
 		ids.push_back(s.id);
 		PolluxJobInput ji;
 		ji.max_replicas = s.max_replicas;
-		ji.restart_factor = std::max(s.age - 30.0 * s.restarts, 0.0) /
-				    (s.age + 30.0);
+		ji.restart_factor =
+			s.fresh ? 1.0
+				: std::max(s.age - 30.0 * s.restarts, 0.0) /
+					  (s.age + 30.0);
 		if (s.speedup) {
 			s.speedup->set_base(fair_nodes, fair_replicas);
 			SpeedupFunction *f = &*s.speedup;
@@ -131,6 +133,13 @@ PolluxPolicy::optimize(std::vector<PolluxJobState> &jobs,
 		} else {
 			double fr = fair_replicas;
 			ji.speedup = [fr](int, int r) { return r / fr; };
+		}
+		if (s.min_replicas > 1) {
+			int lo = s.min_replicas;
+			ji.speedup = [lo, f = std::move(ji.speedup)](int n,
+								     int r) {
+				return r < lo ? 0.0 : f(n, r);
+			};
 		}
 		in.push_back(std::move(ji));
 		for (int n : s.alloc)
@@ -141,6 +150,7 @@ PolluxPolicy::optimize(std::vector<PolluxJobState> &jobs,
 	rep.jobs = J;
 	std::vector<int> best;
 	double f2;
+	prob.evaluate(prob.base().data(), &rep.f1_base, &f2);
 	if (mode_ != Mode::ga) {
 		best = pollux_search(prob, search_opt_);
 		prob.evaluate(best.data(), &rep.f1_search, &f2);

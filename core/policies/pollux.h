@@ -55,7 +55,14 @@ struct PolluxJobState {
 	double attained = 0; /* GPU-seconds */
 	double age = 0;	     /* now - submit */
 	int restarts = 0;
+	/* Never started: its first start restarts nothing, so it is not
+	 * penalised (the artifact penalises every change, and allocates
+	 * only at intervals, when a new job is up to 60 s old). */
+	bool fresh = false;
 	int max_replicas = 1;
+	/* Fewest replicas the job can run on (an elastic range's floor, a
+	 * rigid job's size): fewer score a speedup of 0.  0: any. */
+	int min_replicas = 0;
 	std::optional<SpeedupFunction> speedup; /* none: not fitted yet */
 	std::vector<int> alloc;			/* current node per replica */
 };
@@ -64,6 +71,7 @@ struct PolluxJobState {
 struct PolluxRound {
 	int jobs = 0;
 	double f1 = 0;		/* applied solution */
+	double f1_base = NAN;	/* the current allocation kept */
 	double f1_search = NAN; /* the local search's, if run */
 	double f1_hybrid = NAN; /* the short GA + polish, if run */
 	double f1_ga = NAN;	/* the full GA's best, if run */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* clang-format off */
 const tidal_option_t tidal_options[TIDAL_OPT_COUNT + 1] = {
 	[TIDAL_OPT_ELASTIC_GPUS] = {"elastic-gpus", "TIDAL_ELASTIC_GPUS",
 		"MIN-MAX",
@@ -26,8 +27,13 @@ const tidal_option_t tidal_options[TIDAL_OPT_COUNT + 1] = {
 	[TIDAL_OPT_BEST_EFFORT] = {"best-effort", "TIDAL_BEST_EFFORT", NULL,
 		"Tidal: run only on GPUs no other job wants; may be preempted",
 		0},
+	[TIDAL_OPT_TRAIN_MAX_BATCH] = {"train-max-batch",
+		"TIDAL_TRAIN_MAX_BATCH", "N",
+		"Tidal: largest global batch an adaptive policy (pollux) may "
+		"train at; --train-batch is where it starts", 1},
 	[TIDAL_OPT_COUNT] = {NULL, NULL, NULL, NULL, 0},
 };
+/* clang-format on */
 
 const char *tidal_option_env_value(const char *entry, int opt)
 {
@@ -105,7 +111,8 @@ int tidal_option_check(const char *name, const char *value, char *err,
 	} else if (!strcmp(name, "train-model")) {
 		if (!_model_ok(value))
 			rule = "must be 1 to 64 characters of A-Z a-z 0-9 . _ -";
-	} else if (!strcmp(name, "train-batch")) {
+	} else if (!strcmp(name, "train-batch") ||
+		   !strcmp(name, "train-max-batch")) {
 		if (tidal_parse_count(value, 1, 1e9, &d))
 			rule = "must be an integer in [1, 1000000000]";
 	} else if (!strcmp(name, "train-iters")) {
@@ -119,6 +126,29 @@ int tidal_option_check(const char *name, const char *value, char *err,
 	if (!rule)
 		return 0;
 	snprintf(err, len, "--%s=%s: %s", name, value ? value : "", rule);
+	return -1;
+}
+
+int tidal_batch_check(const char *batch, const char *max, char *err, size_t len)
+{
+	double b, m;
+
+	if (!max || tidal_parse_count(max, 1, 1e9, &m))
+		return 0;
+	if (!batch) {
+		snprintf(err, len,
+			 "--train-max-batch=%s: needs --train-batch=N, the "
+			 "global batch the job starts at (and its learning "
+			 "rate is set for)",
+			 max);
+		return -1;
+	}
+	if (tidal_parse_count(batch, 1, 1e9, &b) || b <= m)
+		return 0;
+	snprintf(err, len,
+		 "--train-max-batch=%s: is below --train-batch=%s; it must be "
+		 "at least the batch the job starts at",
+		 max, batch);
 	return -1;
 }
 
@@ -172,12 +202,18 @@ void tidal_env_options(char *const *env, unsigned n, tidal_env_options_t *out)
 							TIDAL_OPT_TRAIN_BATCH))) {
 			if (!tidal_parse_count(v, 1, 1e9, &d))
 				out->batch = (int)d;
-		} else if ((v = tidal_option_env_value(e,
-							TIDAL_OPT_TRAIN_ITERS))) {
+		} else if ((v = tidal_option_env_value(
+				    e, TIDAL_OPT_TRAIN_MAX_BATCH))) {
+			if (!tidal_parse_count(v, 1, 1e9, &d))
+				out->max_batch = (int)d;
+		} else if ((v = tidal_option_env_value(
+				    e, TIDAL_OPT_TRAIN_ITERS))) {
 			if (!tidal_parse_count(v, 1, 1e15, &d))
 				out->iters = d;
 		} else if (tidal_option_env_value(e, TIDAL_OPT_BEST_EFFORT)) {
 			out->best_effort = 1;
 		}
 	}
+	if (out->max_batch <= out->batch)
+		out->max_batch = 0;
 }

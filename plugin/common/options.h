@@ -7,15 +7,18 @@
  * Plain C, no Slurm headers.
  *
  *   option          environment (spank_job_env)  rule
- *   --elastic-gpus  TIDAL_ELASTIC_GPUS           MIN-MAX, 1 <= MIN <= MAX <= 4096
+ *   --elastic-gpus  TIDAL_ELASTIC_GPUS           MIN-MAX, 1 <= MIN <= MAX <=
+ * 4096
  *   --train-model   TIDAL_TRAIN_MODEL            1-64 of [A-Za-z0-9._-]
  *   --train-batch   TIDAL_TRAIN_BATCH            integer in [1, 1e9]
+ *   --train-max-batch TIDAL_TRAIN_MAX_BATCH      integer in [1, 1e9]
  *   --train-iters   TIDAL_TRAIN_ITERS            integer in [1, 1e15]
  *   --best-effort   TIDAL_BEST_EFFORT            (flag) 1
  *
  * and across options: --elastic-gpus needs a GPU request within its range
  * (tidal_elastic_check), checked by sbatch where it can see the request and
- * by sched/tidal on every pending job.
+ * by sched/tidal on every pending job; --train-max-batch needs
+ * --train-batch and is at least it (tidal_batch_check).
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -45,6 +48,7 @@ enum {
 	TIDAL_OPT_TRAIN_BATCH,
 	TIDAL_OPT_TRAIN_ITERS,
 	TIDAL_OPT_BEST_EFFORT,
+	TIDAL_OPT_TRAIN_MAX_BATCH,
 	TIDAL_OPT_COUNT
 };
 
@@ -70,6 +74,14 @@ int tidal_option_check(const char *name, const char *value, char *err,
 int tidal_elastic_check(int min, int max, int gpus, const char *how,
 			int cluster, char *err, size_t len);
 
+/* --train-batch=BATCH against --train-max-batch=MAX (each NULL if not
+ * given).  The rules: MAX needs BATCH (the batch an adaptive policy starts
+ * from), and BATCH <= MAX.  RET 0 if they may go together, else -1 with
+ * ERR (LEN bytes) set to "--train-max-batch=MAX: RULE".  Values that
+ * break their own rule are tidal_option_check's to report: 0. */
+int tidal_batch_check(const char *batch, const char *max, char *err,
+		      size_t len);
+
 /* Parsers; RET 0 on success, -1 if VALUE breaks the rule. */
 int tidal_parse_range(const char *value, int *min, int *max);
 int tidal_parse_count(const char *value, double lo, double hi, double *out);
@@ -82,6 +94,7 @@ typedef struct {
 	int min_gpus, max_gpus; /* 0 = not elastic */
 	char model[65];		/* "" = none */
 	int batch;		/* 0 = none */
+	int max_batch;		/* 0 = none, or not above batch */
 	double iters;		/* 0 = none */
 	int best_effort;
 } tidal_env_options_t;

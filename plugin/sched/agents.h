@@ -37,6 +37,7 @@ struct JobProgress {
 	double it_s = 0;
 	double stages[3] = {0, 0, 0};
 	std::int64_t batch = 0;
+	std::int64_t world = 0; /* the trainer's world size */
 	double progress = NAN, grad_sqr = NAN, grad_var = NAN;
 };
 /* RET true with *P when JOB's last report is running and at most MAX_AGE
@@ -50,6 +51,9 @@ bool agent_job_progress(std::uint32_t job, double now, double max_age,
  * agents only, as the locks are taken.  Called with no lock of the
  * registry held. */
 void agent_set_owner_lookup(std::int64_t (*lookup)(std::uint32_t job));
+/* The same for job_plan: LOOKUP(job) RET the global batch the policy's
+ * last decision chose for it, 0 for none. */
+void agent_set_batch_lookup(std::int64_t (*lookup)(std::uint32_t job));
 
 /* The distinct fabric reports of the registered agents (JSON of
  * core/placement/fabric.h's to_json()), for apply_agent_fabric() in

@@ -64,6 +64,7 @@ typedef struct {
 	int min_gpus, max_gpus;
 	char *model;
 	int batch;
+	int max_batch;
 	double iters;
 	int best_effort;
 	/* Running jobs: GPUs held per snapshot node (indices into nodes). */

@@ -315,6 +315,15 @@ std::int64_t Engine::job_uid(std::uint32_t id)
 	return -1;
 }
 
+std::int64_t Engine::job_batch(std::uint32_t id)
+{
+	std::lock_guard<std::mutex> g(mu_);
+	for (const JobView &v : last_.jobs)
+		if (v.job.id == id && v.decided)
+			return v.decision.batch;
+	return 0;
+}
+
 std::string Engine::set_policy(const std::string &name)
 {
 	std::lock_guard<std::mutex> g(mu_);

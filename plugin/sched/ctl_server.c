@@ -9,8 +9,8 @@
  *   server <- one JSON line, then close
  *
  * Node agents (tidald) use the same listener for their ops (node_register,
- * node_heartbeat, node_ack, ckpt_where: agents/node_ops.cc); everything
- * else goes to the engine (ctl_engine.cc).
+ * node_heartbeat, node_ack, ckpt_where, job_plan: agents/node_ops.cc);
+ * everything else goes to the engine (ctl_engine.cc).
  *
  * One listener thread accepts; CTL_WORKERS worker threads serve the
  * accepted connections from a queue, so that a slow client (one that

@@ -51,6 +51,9 @@ Engine &engine()
 	static const bool linked = [] {
 		agent_set_owner_lookup(
 			[](std::uint32_t id) { return engine().job_uid(id); });
+		agent_set_batch_lookup([](std::uint32_t id) {
+			return engine().job_batch(id);
+		});
 		return true;
 	}();
 	(void)linked;
@@ -64,8 +67,7 @@ static const char *replay_only_preset(const std::string &name)
 	static const std::pair<const char *, const char *> names[] = {
 		{ "antman", "muri" },		{ "lucid", "lucid" },
 		{ "gandiva", "elasticflow" },	{ "themis", "elasticflow" },
-		{ "edf-admit", "elasticflow" }, { "pollux", "pollux" },
-		{ "optimus", "pollux" },
+		{ "edf-admit", "elasticflow" }, { "optimus", "pollux" },
 	};
 	for (const auto &[n, preset] : names)
 		if (name == n)
@@ -313,6 +315,7 @@ void Engine::fill_job(const tidal_job_t &b, double now, Job *j,
 	j->group = b.partition ? b.partition : "";
 	j->model = b.model ? b.model : "";
 	j->batch = b.batch;
+	j->max_batch = b.max_batch;
 	j->submit = m.submit;
 	j->gpus = b.gpus;
 	j->min_gpus = b.min_gpus;
@@ -336,10 +339,31 @@ void Engine::fill_job(const tidal_job_t &b, double now, Job *j,
 	/* A job whose launcher reports through its node agent: the work left
 	 * and the speed are measured, not guessed from the time limit. */
 	JobProgress p;
-	if (running && b.iters > 0 &&
-	    agent_job_progress(b.id, now, kProgressMaxAge, &p)) {
-		j->remaining = std::max(0.0, b.iters - p.step);
-		j->iter_time = 1 / p.it_s;
+	if (running && agent_job_progress(b.id, now, kProgressMaxAge, &p)) {
+		/* What Pollux learns from (core Job, "measured"). */
+		j->measured = true;
+		j->step_time = 1 / p.it_s;
+		j->run_batch = (int)std::min<std::int64_t>(p.batch, INT32_MAX);
+		j->run_world = (int)std::min<std::int64_t>(p.world, INT32_MAX);
+		j->grad_sqr = p.grad_sqr;
+		j->grad_var = p.grad_var;
+		j->sync_time = p.stages[2];
+	}
+	if (j->measured && b.iters > 0) {
+		/* Progress counts steps of the initial batch (AdaScale in
+		 * tidal-train); at another batch a step makes the gain's
+		 * worth of them. */
+		double done = std::isfinite(p.progress) ? p.progress : p.step;
+		double gain = 1;
+		if (b.batch > 0 && p.batch > 0 && p.batch != b.batch &&
+		    std::isfinite(p.grad_sqr) && std::isfinite(p.grad_var) &&
+		    p.grad_sqr + p.grad_var > 0) {
+			double s = (double)p.batch / b.batch;
+			gain = (p.grad_var + p.grad_sqr) /
+			       (p.grad_var / s + p.grad_sqr);
+		}
+		j->remaining = std::max(0.0, b.iters - done);
+		j->iter_time = 1 / (p.it_s * gain);
 		j->time_known = true;
 		j->stages = {p.stages[0], p.stages[1], p.stages[2]};
 	}

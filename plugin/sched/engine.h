@@ -80,6 +80,9 @@ public:
 	/* The uid of job ID as the last cycle saw it, -1 if it did not (for
 	 * agents/node_ops.cc's ckpt_where; ctl_engine.cc). */
 	std::int64_t job_uid(std::uint32_t id);
+	/* The global batch the last decision for job ID chose (job_plan,
+	 * agents.h); 0 for none. */
+	std::int64_t job_batch(std::uint32_t id);
 	int ctl_port()
 	{
 		std::lock_guard<std::mutex> g(mu_);

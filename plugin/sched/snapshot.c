@@ -1300,6 +1300,7 @@ extern void tidal_job_options(char **env, uint32_t n, tidal_job_t *j)
 	if (o.model[0])
 		j->model = _strdup(o.model);
 	j->batch = o.batch;
+	j->max_batch = o.max_batch;
 	j->iters = o.iters;
 	j->best_effort = o.best_effort;
 }

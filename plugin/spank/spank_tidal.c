@@ -259,6 +259,15 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		return 0;
 	if (_check_elastic())
 		return -1;
+	{
+		char err[320];
+		if (tidal_batch_check(values[TIDAL_OPT_TRAIN_BATCH],
+				      values[TIDAL_OPT_TRAIN_MAX_BATCH], err,
+				      sizeof(err))) {
+			slurm_error("%s", err);
+			return -1;
+		}
+	}
 	for (int i = 0; i < TIDAL_OPT_COUNT; i++) {
 		if (!values[i])
 			continue;

@@ -104,10 +104,19 @@ void rules(const CkptWhereReply &m)
 {
 	check(m.job <= kMaxJob && m.uid >= -1 && m.uid <= (int64_t)kMaxJob);
 }
+void rules(const JobPlan &m)
+{
+	check(m.job <= kMaxJob);
+}
+void rules(const JobPlanReply &m)
+{
+	check(m.job <= kMaxJob && m.batch >= 0 && m.batch <= 1000000000);
+}
 void rules(const LocalRequest &m)
 {
-	check(m.op == "hello" ||
-	      (m.op == "fetch" && m.job >= 1 && m.job <= kMaxJob));
+	check(m.op == "hello" || ((m.op == "fetch" || m.op == "job_plan") &&
+				  m.job >= 1 && m.job <= kMaxJob));
+	check(m.op != "job_plan" || (m.peer.empty() && m.step == 0));
 }
 void rules(const HelloReply &) {}
 void rules(const FetchReply &m)
@@ -220,6 +229,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data,
 	one<NodeAck>(text);
 	one<CkptWhere>(text);
 	one<CkptWhereReply>(text);
+	one<JobPlan>(text);
+	one<JobPlanReply>(text);
 	one<LocalRequest>(text);
 	one<HelloReply>(text);
 	one<FetchReply>(text);

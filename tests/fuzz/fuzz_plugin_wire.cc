@@ -1,7 +1,7 @@
 /*
  * fuzz_plugin_wire.cc - libFuzzer target for what sched/tidal answers on
  * its listener (ctl_server.c hands each request line to these): node
- * agents' node_register, node_heartbeat, node_ack and ckpt_where
+ * agents' node_register, node_heartbeat, node_ack, ckpt_where and job_plan
  * (plugin/sched/agents/node_ops.cc), and tidalctl's show/explain/set
  * (plugin/sched/ctl_engine.cc).
  *
@@ -48,15 +48,45 @@ static void decide_once()
 	};
 	static int alloc_node[1] = {0}, alloc_gpus[1] = {4};
 	static tidal_job_t jobs[3] = {};
-	jobs[0] = {10, 1000, cs("train"), cs("alice"), cs("gpu"),
-		   TIDAL_JOB_RUNNING, 1700000000, 1700000100, 3600, 0, 4, 0, 1,
-		   0, 0, nullptr, 0, 0, 0, 1, alloc_node, alloc_gpus};
-	jobs[1] = {11, 1001, cs("elastic"), cs("bob"), cs("gpu"),
-		   TIDAL_JOB_PENDING, 1700000050, 0, 7200, 0, 4, 0, 1, 2, 8,
-		   cs("resnet50"), 256, 1e5, 0, 0, nullptr, nullptr};
-	jobs[2] = {12, 1000, cs("rigid"), cs("alice"), cs("gpu"),
-		   TIDAL_JOB_PENDING, 1700000060, 0, 600, 0, 2, 0, 1, 0, 0,
-		   nullptr, 0, 0, 0, 0, nullptr, nullptr};
+	jobs[0] = { 10,		 1000,	     cs("train"),
+		    cs("alice"), cs("gpu"),  TIDAL_JOB_RUNNING,
+		    1700000000,	 1700000100, 3600,
+		    0,		 4,	     0,
+		    1,		 0,	     0,
+		    nullptr,	 0,	     0,
+		    0,		 0,	     1,
+		    alloc_node,	 alloc_gpus };
+	jobs[1] = { 11,
+		    1001,
+		    cs("elastic"),
+		    cs("bob"),
+		    cs("gpu"),
+		    TIDAL_JOB_PENDING,
+		    1700000050,
+		    0,
+		    7200,
+		    0,
+		    4,
+		    0,
+		    1,
+		    2,
+		    8,
+		    cs("resnet50"),
+		    256,
+		    1024,
+		    1e5,
+		    0,
+		    0,
+		    nullptr,
+		    nullptr };
+	jobs[2] = { 12,		 1000,	    cs("rigid"),
+		    cs("alice"), cs("gpu"), TIDAL_JOB_PENDING,
+		    1700000060,	 0,	    600,
+		    0,		 2,	    0,
+		    1,		 0,	    0,
+		    nullptr,	 0,	    0,
+		    0,		 0,	    0,
+		    nullptr,	 nullptr };
 	tidal_snap_t snap = {};
 	snap.now = 1700000200;
 	snap.n_nodes = 2;

@@ -367,10 +367,21 @@ static void test_every_message_round_trips(void **state)
 	where.uid = 1000;
 	round_trip(where);
 
+	round_trip(JobPlan{ 12 });
+	JobPlanReply plan;
+	plan.error = "job_plan: \"job\" must be a job id > 0";
+	round_trip(plan);
+	plan = JobPlanReply{ true, "", 12, 256 };
+	round_trip(plan);
+	plan.batch = 0;
+	round_trip(plan);
+
 	LocalRequest local;
 	local.op = "hello";
 	round_trip(local);
 	local = { "fetch", 12, "10.0.0.4:6830", 3000 };
+	round_trip(local);
+	local = { "job_plan", 12, "", 0 };
 	round_trip(local);
 	round_trip(HelloReply{ "n1", "/nvme/tidal" });
 	FetchReply fr;

@@ -66,6 +66,45 @@ static void test_env_options(void **state)
 	assert_string_equal(o.model, "");
 	tidal_env_options(nullptr, 0, &o);
 	assert_int_equal(o.best_effort, 0);
+
+	/* --train-max-batch: read beside --train-batch; not above it is
+	 * no range at all. */
+	char m1[] = "TIDAL_TRAIN_MAX_BATCH=1024", m2[] = "TIDAL_TRAIN_BATCH=64";
+	char *adaptive[] = { m1, m2 };
+	tidal_env_options(adaptive, 2, &o);
+	assert_int_equal(o.batch, 64);
+	assert_int_equal(o.max_batch, 1024);
+	char m3[] = "TIDAL_TRAIN_MAX_BATCH=32";
+	char *below[] = { m3, m2 };
+	tidal_env_options(below, 2, &o);
+	assert_int_equal(o.max_batch, 0);
+}
+
+/* --train-max-batch against --train-batch, as sbatch checks them. */
+static void test_batch_check(void **state)
+{
+	char err[320];
+	assert_int_equal(tidal_batch_check("64", "1024", err, sizeof err), 0);
+	assert_int_equal(tidal_batch_check("64", "64", err, sizeof err), 0);
+	assert_int_equal(tidal_batch_check(nullptr, nullptr, err, sizeof err),
+			 0);
+	assert_int_equal(tidal_batch_check("64", nullptr, err, sizeof err), 0);
+	assert_int_equal(tidal_batch_check(nullptr, "1024", err, sizeof err),
+			 -1);
+	assert_string_equal(err,
+			    "--train-max-batch=1024: needs "
+			    "--train-batch=N, the global batch the job "
+			    "starts at (and its learning rate is set for)");
+	assert_int_equal(tidal_batch_check("256", "128", err, sizeof err), -1);
+	assert_string_equal(err, "--train-max-batch=128: is below "
+				 "--train-batch=256; it must be at least the "
+				 "batch the job starts at");
+	char rule[320];
+	assert_int_equal(
+		tidal_option_check("train-max-batch", "0", rule, sizeof rule),
+		-1);
+	assert_string_equal(rule, "--train-max-batch=0: must be an integer "
+				  "in [1, 1000000000]");
 }
 
 int main(void)
@@ -74,6 +113,7 @@ int main(void)
 		cmocka_unit_test(test_table_by_name),
 		cmocka_unit_test(test_env_value),
 		cmocka_unit_test(test_env_options),
+		cmocka_unit_test(test_batch_check),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

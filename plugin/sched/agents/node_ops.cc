@@ -14,6 +14,7 @@
  *   node_ack       {node, id, job, ok, step, path, bytes, ms, error}
  *   ckpt_where     {job}                 -> {ok, node, addr, step, path,
  *                                            holders:[{node, addr, step}]}
+ *   job_plan       {job}                 -> {ok, job, batch}
  *
  * A heartbeat's reply carries the node's queued commands (commands.cc) and
  * "keep": the checkpoint of each job that the plugin's state on disk
@@ -48,8 +49,9 @@ namespace
 
 /* tidal_agent_on_awaited_ack()'s callback. */
 std::atomic<void (*)(void)> awaited_ack_wake{ nullptr };
-/* agent_set_owner_lookup()'s. */
+/* agent_set_owner_lookup()'s and agent_set_batch_lookup()'s. */
 std::atomic<int64_t (*)(uint32_t)> owner_lookup{ nullptr };
+std::atomic<int64_t (*)(uint32_t)> batch_lookup{ nullptr };
 
 std::string fail(const std::string &msg, bool reregister = false)
 {
@@ -260,7 +262,7 @@ std::string handle(const char *request, uint32_t uid, bool admin,
 	json_object *q = wire::parse_object(request);
 	std::string op = wire::get_string(q, "op");
 	*mine = op == "node_register" || op == "node_heartbeat" ||
-		op == "node_ack" || op == "ckpt_where";
+		op == "node_ack" || op == "ckpt_where" || op == "job_plan";
 	std::string out;
 	*refused = nullptr;
 	if (!*mine) {
@@ -279,12 +281,15 @@ std::string handle(const char *request, uint32_t uid, bool admin,
 	} else {
 		/* Before the registry's lock: the engine's lock is taken
 		 * first elsewhere (engine -> registry, never the reverse). */
-		int64_t job, owner = -1;
+		int64_t job, owner = -1, batch = 0;
 		auto lookup = owner_lookup.load();
-		if (op == "ckpt_where" && lookup &&
-		    wire::get_integer_in(q, "job", 1, wire::kMaxJobId, &job) >
-			    0)
+		bool has_job = wire::get_integer_in(q, "job", 1,
+						    wire::kMaxJobId, &job) > 0;
+		if (op == "ckpt_where" && lookup && has_job)
 			owner = lookup((uint32_t)job);
+		auto blookup = batch_lookup.load();
+		if (op == "job_plan" && blookup && has_job)
+			batch = blookup((uint32_t)job);
 		Registry &r = reg();
 		std::lock_guard<std::mutex> g(r.mu);
 		std::string node = wire::get_string(q, "node");
@@ -292,6 +297,17 @@ std::string handle(const char *request, uint32_t uid, bool admin,
 		if (op == "ckpt_where")
 			out = typed<wire::CkptWhere>(q, op, [&](auto &m) {
 				return do_where(r, m, owner);
+			});
+		else if (op == "job_plan")
+			out = typed<wire::JobPlan>(q, op, [&](auto &m) {
+				if (!m.job)
+					return fail("job_plan: \"job\" must be "
+						    "a job id > 0");
+				wire::JobPlanReply o;
+				o.ok = true;
+				o.job = m.job;
+				o.batch = std::max<int64_t>(0, batch);
+				return wire::encode(o);
 			});
 		else if (!state_word(node, 128))
 			out = fail(op + ": \"node\" must be a node name (1 "
@@ -345,6 +361,11 @@ extern "C" char *tidal_agent_request(const char *request, uint32_t uid,
 void tidal::plugin::agent_set_owner_lookup(int64_t (*lookup)(uint32_t))
 {
 	owner_lookup.store(lookup);
+}
+
+void tidal::plugin::agent_set_batch_lookup(int64_t (*lookup)(uint32_t))
+{
+	batch_lookup.store(lookup);
 }
 
 extern "C" void tidal_agent_on_awaited_ack(void (*wake)(void))

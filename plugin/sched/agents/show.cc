@@ -178,6 +178,7 @@ bool agent_job_progress(uint32_t job, double now, double max_age,
 		p->stages[2] = s.stages.comm / 1000;
 	}
 	p->batch = s.batch;
+	p->world = s.world;
 	p->progress = s.progress.value_or(NAN);
 	p->grad_sqr = s.grad_sqr.value_or(NAN);
 	p->grad_var = s.grad_var.value_or(NAN);
