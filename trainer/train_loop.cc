@@ -186,6 +186,34 @@ static double paced_throughput(const ThroughputRow *row, int world)
 	return a + (b - a) * (world - lo) / (hi - lo);
 }
 
+/* Iterations/s at a global BATCH the table has no row for (an adaptive
+ * scheduler's choice): the time per step on the straight line between the
+ * nearest rows around it that have a speed at WORLD; outside them, the
+ * nearest row's time per sample.  NaN without any. */
+static double between_batches(const ThroughputTable &t,
+			      const std::string &model, double batch,
+			      int world)
+{
+	double lo = 0, hi = 0, s_lo = NAN, s_hi = NAN;
+	for (int b : t.batches(model)) {
+		double x = paced_throughput(t.row(model, b), world);
+		if (!(std::isfinite(x) && x > 0))
+			continue;
+		double step = 1 / x;
+		if (b <= batch && b >= lo)
+			lo = b, s_lo = step;
+		if (b >= batch && (!hi || b < hi))
+			hi = b, s_hi = step;
+	}
+	if (lo && hi && hi > lo)
+		return 1 / (s_lo + (s_hi - s_lo) * (batch - lo) / (hi - lo));
+	if (lo)
+		return 1 / (s_lo * batch / lo);
+	if (hi)
+		return 1 / (s_hi * batch / hi);
+	return NAN;
+}
+
 bool Loop::setup(std::string &err)
 {
 	if (!o_.profile.empty()) {
@@ -198,16 +226,10 @@ bool Loop::setup(std::string &err)
 		else if (t.parse_csv(o_.profile_model, o_.profile, text.str(), &err)) {
 			double tput = paced_throughput(
 				t.row(o_.profile_model, (int)batch_), e_.world);
-			/* A batch the table has no row for (an adaptive
-			 * scheduler's choice): --global-batch's row at the
-			 * same time per sample. */
 			if (!(std::isfinite(tput) && tput > 0) &&
 			    batch_ != o_.global_batch)
-				tput = paced_throughput(
-					       t.row(o_.profile_model,
-						     (int)o_.global_batch),
-					       e_.world) *
-				       (double)o_.global_batch / (double)batch_;
+				tput = between_batches(t, o_.profile_model,
+						       (double)batch_, e_.world);
 			if (std::isfinite(tput) && tput > 0)
 				iter_s_ = 1.0 / tput;
 			else

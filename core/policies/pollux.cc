@@ -27,6 +27,7 @@ PolluxPolicy::PolluxPolicy(const Params &params, std::uint64_t seed)
 		: o == "best" ? Mode::best
 			      : Mode::hybrid;
 	compare_ = params.get_bool("Pollux.CompareGA", false);
+	restart_s_ = params.get_double("Pollux.RestartPenalty", 30, 0, 86400);
 	ga_opt_.generations =
 		(int)params.get_long("Pollux.GaGenerations", 100, 1, 100000);
 	ga_opt_.pop_size =
@@ -124,8 +125,9 @@ PolluxPolicy::optimize(std::vector<PolluxJobState> &jobs,
 		ji.max_replicas = s.max_replicas;
 		ji.restart_factor =
 			s.fresh ? 1.0
-				: std::max(s.age - 30.0 * s.restarts, 0.0) /
-					  (s.age + 30.0);
+				: std::max(s.age - restart_s_ * s.restarts,
+					   0.0) /
+					  (s.age + restart_s_);
 		if (s.speedup) {
 			s.speedup->set_base(fair_nodes, fair_replicas);
 			SpeedupFunction *f = &*s.speedup;

@@ -29,7 +29,9 @@
  * Pollux.HybridGenerations (10),
  * Pollux.SearchKicks (10), Pollux.SearchKickJobs (16),
  * Pollux.RelaxCandidates (1000), Pollux.RelaxStarts (2),
- * Pollux.RelaxJobs (64).
+ * Pollux.RelaxJobs (64), Pollux.RestartPenalty (30: the seconds a restart
+ * costs in the restart factor max(age - P restarts, 0) / (age + P), the
+ * artifact's 30 s restart delay).
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -109,6 +111,7 @@ private:
 
 	enum class Mode { hybrid, search, ga, best } mode_;
 	bool compare_;
+	double restart_s_ = 30;
 	GaOptions ga_opt_, hybrid_opt_;
 	SearchOptions search_opt_;
 	GaChain chain_;	    /* the applied optimiser's GA */

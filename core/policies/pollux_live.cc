@@ -124,8 +124,7 @@ void PolluxLive::observe(const Job &j)
 
 bool PolluxLive::must_allocate(const Snapshot &snap) const
 {
-	if (last_ < 0 || snap.now - last_ >= interval_ ||
-	    snap.jobs.size() != allocated_.size())
+	if (last_ < 0 || snap.now - last_ >= interval_)
 		return true;
 	for (const Job *j : snap.jobs)
 		if (!allocated_.count(j->id))
@@ -156,7 +155,7 @@ void PolluxLive::allocate(const Snapshot &snap)
 		s.attained = j.attained;
 		s.age = std::max(0.0, snap.now - j.submit);
 		s.restarts = m.restarts;
-		s.fresh = j.state != JobState::Running && j.start < 0;
+		s.fresh = j.state != JobState::Running && !m.ran;
 		int lo = floor_of(j), hi = cap_of(j), seen = 0;
 		for (const PerfSample &p : m.samples)
 			seen = std::max(seen, p.replicas);
@@ -171,6 +170,8 @@ void PolluxLive::allocate(const Snapshot &snap)
 		}
 		if (j.state == JobState::Running)
 			s.alloc = node_list(j.placement);
+		else if (m.ran && m.placed)
+			s.alloc = m.target; /* requeued on its way there */
 		in.push_back(std::move(s));
 	}
 	std::vector<int> gpus;
@@ -189,7 +190,6 @@ void PolluxLive::allocate(const Snapshot &snap)
 	int fair = in.empty() ? 1
 			      : std::max(1, (total + (int)in.size() - 1) /
 						    (int)in.size());
-	allocated_.clear();
 	for (size_t k = 0; k < in.size(); k++) {
 		const Job &j = *snap.jobs[k];
 		Model &m = m_[j.id];
@@ -211,7 +211,10 @@ void PolluxLive::allocate(const Snapshot &snap)
 			GoodputChoice c = fn.optimize(nodes, r, maxb[k], 1,
 						      maxb[k], false);
 			if (c.atomic_bsz > 0) {
-				m.batch = c.atomic_bsz * r;
+				/* The local batch is rounded up: the
+				 * total stays within the range (the
+				 * trainer spreads a remainder). */
+				m.batch = std::min(c.atomic_bsz * r, maxb[k]);
 				m.throughput = fn.throughput(nodes, r,
 							     c.atomic_bsz, 0);
 				m.efficiency = fn.efficiency(m.batch);
@@ -236,7 +239,7 @@ void PolluxLive::decide_job(const Job &j, Model &m, Plan &plan,
 				why, sizeof why,
 				"Pollux: no GPUs this interval: they give "
 				"more goodput to the other %zu jobs",
-				allocated_.size() - 1);
+				std::max(0, round_.jobs - 1));
 		d = &plan.add(j.id, running ? Action::Preempt : Action::Hold, 0,
 			      why);
 	} else {
@@ -275,14 +278,23 @@ void PolluxLive::decide_job(const Job &j, Model &m, Plan &plan,
 
 Plan PolluxLive::decide(const Snapshot &snap)
 {
-	for (const Job *j : snap.jobs)
+	for (const Job *j : snap.jobs) {
 		observe(*j);
-	/* Jobs that left are forgotten. */
-	std::set<JobId> active;
-	for (const Job *j : snap.jobs)
-		active.insert(j->id);
+		Model &m = m_[j->id];
+		m.seen = snap.now;
+		if (j->state == JobState::Running && !m.ran) {
+			m.ran = true;
+			serial_++;
+		}
+	}
+	/* Jobs gone for a while are forgotten; one that is back within it
+	 * (requeued for a resize) is the same job. */
 	for (auto it = m_.begin(); it != m_.end();)
-		if (!active.count(it->first)) {
+		if (it->second.seen < 0) { /* loaded from a restart */
+			it->second.seen = snap.now;
+			++it;
+		} else if (snap.now - it->second.seen > kForget) {
+			allocated_.erase(it->first);
 			it = m_.erase(it);
 			serial_++;
 		} else {
@@ -298,17 +310,18 @@ Plan PolluxLive::decide(const Snapshot &snap)
 }
 
 /* One line per job with anything learned:
- *   job ID restarts R grad SQR VAR samples N:R:A:ACCUM:OPTIM ...
+ *   job ID restarts R ran 0|1 grad SQR VAR samples N:R:A:ACCUM:OPTIM ...
  * (grad - - when not measured). */
 std::vector<std::string> PolluxLive::save_state() const
 {
 	std::vector<std::string> out;
 	for (const auto &[id, m] : m_) {
-		if (m.samples.empty() && !m.grad && !m.restarts)
+		if (m.samples.empty() && !m.grad && !m.restarts && !m.ran)
 			continue;
 		std::string l =
 			"job " + std::to_string(id) + " restarts " +
-			std::to_string(m.restarts) + " grad " +
+			std::to_string(m.restarts) + " ran " +
+			(m.ran ? "1" : "0") + " grad " +
 			(m.grad ? fmt(m.grad->sqr) + " " + fmt(m.grad->var)
 				: std::string("- -")) +
 			" samples";
@@ -325,15 +338,20 @@ std::vector<std::string> PolluxLive::save_state() const
 bool PolluxLive::load_state(const std::string &line)
 {
 	std::istringstream in(line);
-	std::string w, rs, g, sq, va, sm;
+	std::string w, rs, rn, g, sq, va, sm;
 	unsigned long long id;
 	long restarts;
-	if (!(in >> w >> id >> rs >> restarts >> g >> sq >> va >> sm) ||
-	    w != "job" || rs != "restarts" || g != "grad" || sm != "samples" ||
-	    id == 0 || id > 4294967295ULL || restarts < 0 || restarts > 1000000)
+	int ran;
+	if (!(in >> w >> id >> rs >> restarts >> rn >> ran >> g >> sq >> va >>
+	      sm) ||
+	    w != "job" || rs != "restarts" || rn != "ran" || g != "grad" ||
+	    sm != "samples" || id == 0 || id > 4294967295ULL ||
+	    restarts < 0 || restarts > 1000000 || (ran != 0 && ran != 1))
 		return false;
 	Model m;
 	m.restarts = (int)restarts;
+	m.ran = ran == 1;
+	m.seen = -1;
 	auto number = [](const std::string &t, double *v) {
 		char *end;
 		*v = std::strtod(t.c_str(), &end);

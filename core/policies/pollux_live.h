@@ -5,7 +5,10 @@
  * and batch size.
  *
  * Every Pollux.Interval seconds (60: the artifact's scheduling interval),
- * and at once when a job comes or goes or a node's GPUs change:
+ * and at once when a new job arrives or a node's GPUs change (a job that
+ * ends leaves its GPUs to the next interval, as in the artifact; a job
+ * briefly gone from the snapshot while Slurm requeues it for a resize is
+ * still the same job):
  *
  *   observe   a running job whose trainer reported at its current size
  *             (Job::measured, run_world = alloc, run_batch known): one
@@ -45,7 +48,9 @@
  * Across a slurmctld restart (save_state) each job's samples, gradient
  * statistics and reallocations are kept; the targets are recomputed.
  *
- * Params: Pollux.Interval (60 s) and PolluxPolicy's (pollux.h).
+ * Params: Pollux.Interval (60 s) and PolluxPolicy's (pollux.h), among
+ * them Pollux.RestartPenalty (30 s: the artifact's restart delay; a resize
+ * on a cluster with node agents costs what its ResizeStory shows).
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -82,6 +87,8 @@ public:
 		std::optional<PerfParams> perf; /* fitted on samples */
 		bool refit = false;
 		int restarts = 0;
+		bool ran = false;	 /* seen running */
+		double seen = 0;	 /* last in a snapshot */
 		std::vector<int> target; /* node per replica; empty = none */
 		bool placed = false;	 /* target set by an allocation */
 		int batch = 0;		 /* chosen global batch; 0 = none */
@@ -101,6 +108,8 @@ private:
 	double interval_;
 	double last_ = -1; /* time of the last allocation; < 0 = none */
 	std::set<JobId> allocated_; /* the active jobs it was made for */
+	/* A model is forgotten when its job has been gone this long. */
+	static constexpr double kForget = 600;
 	std::vector<int> gpus_;	    /* each node's GPUs then */
 	std::map<JobId, Model> m_;
 	PolluxRound round_;

@@ -134,6 +134,14 @@ run 3 "$W/p3" "$W/ckp3" "" --iters 40 --log-every 10 --profile "$W/tput.csv" --p
 it=$(jq -r 'select(.ev=="step") | .it_s' "$W/p3.0" | tail -1)
 check "profile mode: 3 ranks run at the interpolated 17.5 it/s (got $it)" \
 	awk -v x="$it" 'BEGIN { exit !(x > 10 && x <= 18.1) }'
+# A batch between the table's rows (an adaptive scheduler's choice): the
+# time per step on the line between them.  Rows 30 (20 it/s at 2 GPUs) and
+# 90 (10 it/s): batch 60 takes 0.075 s, 13.3 it/s.
+printf 'global_batch_size,1,2,4\n30,25,20,15\n90,12,10,8\n' >"$W/tput2.csv"
+TIDAL_BATCH=60 run 2 "$W/pb" "$W/ckpb" "" --iters 40 --log-every 10 --profile "$W/tput2.csv" --profile-model m
+it=$(jq -r 'select(.ev=="step") | .it_s' "$W/pb.0" | tail -1)
+check "profile mode: batch 60 between rows 30 and 90 runs at 13.3 it/s (got $it)" \
+	awk -v x="$it" 'BEGIN { exit !(x > 8 && x <= 13.6) }'
 run 5 "$W/p5" "$W/ckp5" "" --iters 40 --profile "$W/tput.csv" --profile-model m
 check "profile mode: 5 GPUs, past the table, is an error naming the count" \
 	grep -q "no throughput for global batch 30 at 5 GPUs" "$W/p5.0.err"

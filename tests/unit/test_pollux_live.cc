@@ -113,6 +113,21 @@ static void test_grows_after_measuring(void **)
 	assert_true(number(d, "speedup") > 0);
 	assert_true(number(d, "objective") >= number(d, "objective_keep"));
 	assert_int_equal((int)number(d, "restarts"), 1);
+
+	/* Requeued for that resize: gone from a snapshot, then pending.  It
+	 * is the same job, not a new one: it starts on its target, with
+	 * nothing re-allocated. */
+	std::vector<Job> none;
+	Plan gone = p->decide(snapshot(c, none, 601));
+	assert_true(gone.decisions.empty());
+	jobs[0].state = JobState::Pending;
+	jobs[0].alloc = 0;
+	jobs[0].placement.clear();
+	Plan back = p->decide(snapshot(c, jobs, 603));
+	assert_int_equal((int)of(back, 1).action, (int)Action::Start);
+	assert_int_equal(of(back, 1).gpus, 2);
+	assert_true(of(back, 1).placement == d.placement);
+	assert_int_equal((int)number(of(back, 1), "restarts"), 1);
 }
 
 /* The same job and allocation: more gradient noise, a larger batch. */
@@ -176,15 +191,17 @@ static void test_state_round_trip(void **)
 	assert_int_equal((int)m->samples.size(), 1);
 	assert_true(m->grad && m->grad->var == 3.25);
 	for (const char *bad :
-	     { "job 0 restarts 1 grad - - samples",
-	       "job 7 restarts -1 grad - - samples",
-	       "job 7 restarts 1 grad nan 1 samples",
-	       "job 7 restarts 1 grad 1 - samples",
-	       "job 7 restarts 1 grad - - samples 1:1:64:0.1:0.05",
-	       "job 7 restarts 1 grad - - samples 2:1:64:0.05:0.1",
-	       "job 7 restarts 1 grad - - samples 1:1:64:0.05:inf",
-	       "job 7 restarts 1 grad - - samples 1:1:64:0.05:0.1:9",
-	       "job 7 restarts 1 grad - - sample 1:1:64:0.05:0.1", "round 3" })
+	     { "job 0 restarts 1 ran 1 grad - - samples",
+	       "job 7 restarts -1 ran 1 grad - - samples",
+	       "job 7 restarts 1 ran 1 grad nan 1 samples",
+	       "job 7 restarts 1 ran 1 grad 1 - samples",
+	       "job 7 restarts 1 ran 1 grad - - samples 1:1:64:0.1:0.05",
+	       "job 7 restarts 1 ran 1 grad - - samples 2:1:64:0.05:0.1",
+	       "job 7 restarts 1 ran 1 grad - - samples 1:1:64:0.05:inf",
+	       "job 7 restarts 1 ran 1 grad - - samples 1:1:64:0.05:0.1:9",
+	       "job 7 restarts 1 ran 1 grad - - sample 1:1:64:0.05:0.1",
+	       "job 7 restarts 1 ran 2 grad - - samples",
+	       "job 7 restarts 1 grad - - samples", "round 3" })
 		assert_false(b->load_state(bad));
 }
 
