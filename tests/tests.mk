@@ -37,22 +37,21 @@ $(BUILD)/tests/test_agents_state: TIDAL_LIBS := $(UNIT_PLUGIN_OBJ) \
 
 include tests/fuzz/fuzz.mk
 
-# Build everything the tiers need in parallel first; the tiers then run one
-# after another so their output stays readable.
-# Every tier runs even after one fails; check fails at the end, naming them,
-# after a table of every tier's result and seconds (CI's budget is 90 min).
-CHECK_TIERS := check-emu check-cluster check-cluster-24 check-slurm-quick \
-	check-node check-unit check-fuzz check-sim
+# Build everything the tiers need in parallel first; the tiers then run
+# (tests/run-tiers.sh), every one even after one fails, and check fails at
+# the end, naming them, after a table of every tier's result and seconds
+# (CI's budget is 90 min).  The two cluster tiers run at the same time
+# (lines prefixed with the tier's name): each waits mostly on its own
+# loopback cluster, on its own ports.  What both build (the plugins for
+# both Slurm versions, the node side) is built once before them
+# (check-cluster-prep), so that the two makes never build the same file.
+CHECK_TIERS := check-emu check-cluster-prep check-cluster+check-cluster-24 \
+	check-slurm-quick check-node check-unit check-fuzz check-sim
 check: check-build
-	@failed=; table=; for t in $(CHECK_TIERS); do \
-		s=$$(date +%s); r=ok; \
-		$(MAKE) --no-print-directory $$t || { r=FAILED; failed="$$failed $$t"; }; \
-		table="$$table$$(printf '\n  %-18s %-6s %6d' $$t $$r $$(( $$(date +%s) - s )))"; \
-	done; \
-	printf 'make check: tiers on %s (%s CPUs)\n  %-18s %-6s %6s%s\n' \
-		"$$(hostname)" "$$(nproc)" tier result seconds "$$table"; \
-	if [ -n "$$failed" ]; then echo "make check: failed tiers:$$failed"; \
-		exit 1; fi
+	@tests/run-tiers.sh "$(MAKE)" $(CHECK_TIERS)
+
+.PHONY: check-cluster-prep
+check-cluster-prep: slurm24 plugin node
 
 check-build:
 	@$(MAKE) --no-print-directory $(BUILD)/tidal-sim $(UNIT_BIN) $(NODE_TARGETS) $(NODE_UNIT_BIN) \
