@@ -39,7 +39,9 @@ const char kUsage[] =
 	"      --store-port P      store port on $SLURM_LAUNCH_NODE_IPADDR\n"
 	"                          (default: the first of the step's ports\n"
 	"                          Slurm reserved, $SLURM_STEP_RESV_PORTS, with\n"
-	"                          MpiParams=ports=...; else 29400 + job %% 500)\n"
+	"                          MpiParams=ports=...; else LO + job %% (HI -\n"
+	"                          LO + 1) of $TIDAL_STORE_PORTS=LO-HI, by\n"
+	"                          default 29400-29899)\n"
 	"      --store-auth MODE   who may use the store: munge (this job's\n"
 	"                          uid only, both ways), none, or auto\n"
 	"                          (default: munge if munged answers, else\n"
@@ -118,8 +120,9 @@ std::string short_hostname()
 /* The store's port when none is given: the first port Slurm reserved for
  * this step (MpiParams=ports=LO-HI in slurm.conf; SLURM_STEP_RESV_PORTS is
  * "P", "P-Q" or a list), which no other step on the node holds; else one
- * derived from the job id, which two jobs whose ids differ by a multiple
- * of 500 would share on the same first node. */
+ * derived from the job id within TIDAL_STORE_PORTS=LO-HI (29400-29899),
+ * which two jobs whose ids differ by a multiple of the range's size would
+ * share on the same first node. */
 int default_store_port(const std::string &job)
 {
 	const char *resv = getenv("SLURM_STEP_RESV_PORTS");
@@ -128,9 +131,19 @@ int default_store_port(const std::string &job)
 		if (p > 0 && p < 65536)
 			return (int)p;
 	}
+	int lo = 29400, hi = 29899;
+	if (const char *r = getenv("TIDAL_STORE_PORTS"); r && *r) {
+		std::string v = r, what = "$TIDAL_STORE_PORTS=" + v;
+		size_t dash = v.find('-');
+		if (dash == std::string::npos)
+			usage_error(what + ": expected LO-HI, two ports");
+		lo = (int)parse_int(what + " (LO)", v.substr(0, dash), 1, 65535);
+		hi = (int)parse_int(what + " (HI)", v.substr(dash + 1), lo,
+				    65535);
+	}
 	char *end;
 	unsigned long id = std::strtoul(job.c_str(), &end, 10);
-	return 29400 + (int)(id % 500);
+	return lo + (int)(id % (unsigned long)(hi - lo + 1));
 }
 
 void from_environment(Options &o, bool have_ranks, bool have_index,

@@ -10,7 +10,8 @@
  *                            else SLURM_GPUS_ON_NODE, else 1
  *   store      --store HOST:PORT, else SLURM_LAUNCH_NODE_IPADDR (or
  *              127.0.0.1) and --store-port (default the first of
- *              SLURM_STEP_RESV_PORTS, else 29400 + job % 500)
+ *              SLURM_STEP_RESV_PORTS, else LO + job % (HI - LO + 1) of
+ *              TIDAL_STORE_PORTS=LO-HI, default 29400-29899)
  *   store auth --store-auth (auto, munge, none; default auto: MUNGE if
  *              munged answers, at AuthInfo=socket= of slurm.conf or
  *              TIDAL_MUNGE_SOCKET, else none with a warning)

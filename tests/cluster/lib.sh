@@ -96,22 +96,25 @@ skip_unless_runnable() {
 	fi
 }
 
-# A base port with 10 free TCP ports after it, below the kernel's
+# A base port with 20 free TCP ports after it, below the kernel's
 # ephemeral range: a port in that range may be taken at any moment as the
 # local end of some outgoing connection (seen: a job's rendezvous store
-# at base + 7 failing with "Address already in use").  Step ports
+# at base + 7 failing with "Address already in use").  The daemons take
+# base to base + 9; the launchers' rendezvous stores base + 10 to base + 19
+# (TIDAL_STORE_PORTS, which the jobs inherit from sbatch: without it every
+# concurrent test cluster's job 1 would take 29401).  Step ports
 # (MpiParams) go below 20000, 8 per base.
 pick_ports() {
 	local used base i ok low slots
 	read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || low=32768
-	slots=$(((low - 20000) / 10 - 1))
-	[ "$slots" -gt 1200 ] && slots=1200
+	slots=$(((low - 20000) / 20 - 1))
+	[ "$slots" -gt 600 ] && slots=600
 	[ "$slots" -ge 1 ] || slots=1
 	used=$(ss -Htan 2>/dev/null | awk '{print $4}' | sed 's/.*://' | sort -u)
 	for _ in $(seq 50); do
-		base=$((20000 + (RANDOM % slots) * 10))
+		base=$((20000 + (RANDOM % slots) * 20))
 		ok=1
-		for i in $(seq 0 9); do
+		for i in $(seq 0 19); do
 			echo "$used" | grep -qx "$((base + i))" && ok=0
 		done
 		[ $ok = 1 ] && { echo $base; return; }
@@ -180,11 +183,16 @@ EOF
 		done
 		echo "NodeName=$n Name=gpu File=$T/dev/$n/nvidia[0-$((GPUS_PER_NODE - 1))]" >>"$T/etc/gres.conf"
 	done
-	echo "PartitionName=gpu Nodes=n[1-4] Default=YES MaxTime=INFINITE State=UP" >>"$T/etc/slurm.conf"
-	# TOPOLOGY_CONF (with TOPOLOGY_PLUGIN) replaces the switch tree.
-	printf '%s\n' "${TOPOLOGY_CONF:-SwitchName=s1 Nodes=n[1-2]
+	local all tree
+	all=$(echo $NODES | tr ' ' ',')
+	echo "PartitionName=gpu Nodes=$all Default=YES MaxTime=INFINITE State=UP" >>"$T/etc/slurm.conf"
+	# TOPOLOGY_CONF (with TOPOLOGY_PLUGIN) replaces the switch tree: two
+	# leaves of two nodes under top, or one leaf for another NODES.
+	tree="SwitchName=s1 Nodes=$all"
+	[ "$NODES" = "n1 n2 n3 n4" ] && tree="SwitchName=s1 Nodes=n[1-2]
 SwitchName=s2 Nodes=n[3-4]
-SwitchName=top Switches=s[1-2]}" >"$T/etc/topology.conf"
+SwitchName=top Switches=s[1-2]"
+	printf '%s\n' "${TOPOLOGY_CONF:-$tree}" >"$T/etc/topology.conf"
 	: >"$T/etc/plugstack.conf"
 	[ -f "$PLUGIN_ABS/spank_tidal.so" ] &&
 		echo "required $PLUGIN_ABS/spank_tidal.so" >"$T/etc/plugstack.conf"
@@ -275,7 +283,8 @@ wait_for() {
 }
 
 nodes_idle() { # (a node in two partitions is listed twice)
-	[ "$(sinfo -h -N -o '%N %t' | sort -u | grep -cE ' (idle|mix|alloc)$')" -eq 4 ]
+	[ "$(sinfo -h -N -o '%N %t' | sort -u | grep -cE ' (idle|mix|alloc)$')" -eq \
+		"$(echo $NODES | wc -w)" ]
 }
 
 cluster_up() { # cluster_up "Policy=fifo ..."
@@ -285,6 +294,7 @@ cluster_up() { # cluster_up "Policy=fifo ..."
 	PORT_CTL=$(pick_ports)
 	PORT_TIDALCTL=$((PORT_CTL + 5))
 	PORT_DBD=$((PORT_CTL + 8)) PORT_DB=$((PORT_CTL + 9))
+	export TIDAL_STORE_PORTS="$((PORT_CTL + 10))-$((PORT_CTL + 19))"
 	export SLURM_CONF="$T/etc/slurm.conf"
 	trap cluster_down EXIT
 	trap 'cluster_down; exit 130' INT

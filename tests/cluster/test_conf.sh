@@ -2,7 +2,7 @@
 # test_conf.sh - a tidal.conf with mistakes never silently changes what
 # runs (live cluster, 4 nodes):
 #
-#   scontrol reconfigure with   Policy=pollux (replay-only), Polcy=srtf (a
+#   scontrol reconfigure with   Policy=optimus (replay-only), Polcy=srtf (a
 #                               typo), a line without '=': each named in
 #                               slurmctld's log, and the configuration in
 #                               force stays (fifo); jobs still start
@@ -20,9 +20,9 @@ in_force() { "$TIDALCTL" -o show policy 2>/dev/null | grep -q "Policy=$1 "; }
 check "fifo in force" wait_for 10 in_force fifo
 
 logged() { grep -qF -- "$1" "$log"; }
-set_tidal_conf "Policy=pollux"
-check "Policy=pollux: slurmctld says it runs only in tidal-sim's pollux preset" \
-	wait_for 10 logged "Policy=pollux: runs only inside tidal-sim's pollux preset, not in slurmctld"
+set_tidal_conf "Policy=optimus"
+check "Policy=optimus: slurmctld says it runs only in tidal-sim's pollux preset" \
+	wait_for 10 logged "Policy=optimus: runs only inside tidal-sim's pollux preset, not in slurmctld"
 check "... and keeps fifo in force" wait_for 10 \
 	eval 'logged "keeping the configuration in force (Policy=fifo)" && in_force fifo'
 

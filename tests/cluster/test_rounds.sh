@@ -1,11 +1,12 @@
 #!/bin/bash
 # test_rounds.sh - Gavel's rounds in a live slurmctld: max-min-fairness
-# with 30 s rounds, six 8-GPU jobs on the 4 x 8 GPUs (four run at a time,
-# so each job should run two rounds of every three).
+# with 30 s rounds, six 2-GPU jobs on 2 x 4 GPUs (four run at a time, so
+# each job should run two rounds of every three).
 #
 # From the start of the first round the running jobs are sampled every
-# second for 9 rounds (three times that cycle, ending 3 s before the
-# tenth round: rounds keep their phase).  Then:
+# second for 12 rounds (four times that cycle, so every job's share of the
+# rounds is exactly 2/3; ending 3 s before the thirteenth: rounds keep
+# their phase).  Then:
 # - the LP's time share of each job (tidalctl explain: share) is 2/3;
 # - each job's measured share of that time (seconds running / seconds
 #   sampled) is within 10% of its share: what a job loses when it enters
@@ -21,15 +22,17 @@
 #
 # GPL-2.0-or-later.
 . "$(dirname "$0")/lib.sh"
+NODES="n1 n2"
+GPUS_PER_NODE=4
 ROUND=30
-ROUNDS=9
+ROUNDS=12
 cluster_up "Policy=max-min-fairness
 Gavel.RoundLength=$ROUND
 CycleInterval=1"
 
 jobs=()
 for i in 1 2 3 4 5 6; do
-	jobs+=("$(submit -N1 --gpus-per-node=8 -J "r$i" --wrap 'sleep 3000')")
+	jobs+=("$(submit -N1 --gpus-per-node=2 -J "r$i" --wrap 'sleep 3000')")
 done
 say "jobs: ${jobs[*]}"
 four_running() { [ "$(squeue -h -t R -o %i | wc -l)" -eq 4 ]; }

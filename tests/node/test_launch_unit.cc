@@ -13,6 +13,7 @@
 #include "launcher/resume.h"
 #include "node/checkpoint.h"
 
+#include <getopt.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -22,6 +23,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
+#include <vector>
 
 #include "tests/unit/unit.h"
 
@@ -241,6 +243,33 @@ static void test_tidald_refusal(void **)
 	fs::remove_all(dir);
 }
 
+/* The rendezvous store's port without --store-port: Slurm's reserved
+ * step port, else the job id within TIDAL_STORE_PORTS (29400-29899). */
+static void test_store_port(void **)
+{
+	auto port = [](const char *job) {
+		std::string j = std::string("--job=") + job;
+		char a0[] = "tidal-launch", a2[] = "--", a3[] = "true";
+		std::vector<char> a1(j.begin(), j.end());
+		a1.push_back('\0');
+		char *argv[] = { a0, a1.data(), a2, a3, nullptr };
+		optind = 0; /* getopt from the start, each time */
+		return parse_options(4, argv).store_port;
+	};
+	unsetenv("SLURM_STEP_RESV_PORTS");
+	unsetenv("SLURM_LAUNCH_NODE_IPADDR");
+	unsetenv("TIDAL_STORE_PORTS");
+	assert_int_equal(port("1"), 29401);
+	assert_int_equal(port("501"), 29401);
+	setenv("TIDAL_STORE_PORTS", "24010-24019", 1);
+	assert_int_equal(port("1"), 24011);
+	assert_int_equal(port("23"), 24013);
+	setenv("SLURM_STEP_RESV_PORTS", "12000-12007", 1);
+	assert_int_equal(port("23"), 12000);
+	unsetenv("SLURM_STEP_RESV_PORTS");
+	unsetenv("TIDAL_STORE_PORTS");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -249,6 +278,7 @@ int main(void)
 		cmocka_unit_test(test_control_round_trip),
 		cmocka_unit_test(test_resume_through_tidald),
 		cmocka_unit_test(test_tidald_refusal),
+		cmocka_unit_test(test_store_port),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
