@@ -24,6 +24,7 @@
 #pragma once
 
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "core/model/model.h"
@@ -65,6 +66,13 @@ struct ShockwaveJob {
 	std::map<long, std::pair<double, int>> timeline; /* round -> tput, bs */
 	std::vector<std::pair<long, double>> ft; /* (round, finish time) */
 };
+
+/* What a live job that ran in the last round tells Shockwave: its
+ * throughput (steps/s) and the batch of those steps.  Where its trainer
+ * reports through a node agent (Job::measured), the reported steps/s and
+ * global batch, which may differ from --train-batch (tidal-train with
+ * TIDAL_BATCH); else 1 / iter_time and --train-batch (1 without). */
+std::pair<double, int> shockwave_observation(const Job &j);
 
 class Shockwave {
 public:

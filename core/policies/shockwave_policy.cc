@@ -11,10 +11,10 @@
  *   - epochs done = (iterations - remaining) / (iterations / epochs),
  *     from Job::remaining: the launcher's reported step where a node
  *     agent reports it, else the run time against the time limit;
- *   - each job that ran in the last round records its throughput
- *     (1 / iter_time: the reported iterations/s where there are reports)
- *     and batch size, from which Shockwave recalibrates its epoch
- *     durations as it does from its profiles.
+ *   - each job that ran in the last round records its throughput and
+ *     batch size (shockwave_observation, shockwave.h), from which
+ *     Shockwave recalibrates its epoch durations as it does from its
+ *     profiles.
  * Shockwave re-solves its program every 8 rounds, when jobs come or go,
  * and when the usable GPUs change.
  *
@@ -152,11 +152,11 @@ ShockwaveRoundPolicy::pick(const Snapshot &snap)
 	if (rounds_ > 0) {
 		sw_.update_progress(epochs);
 		for (const Job *j : snap.jobs)
-			if (ran_.count(j->id))
-				sw_.record_throughput(
-					j->id, sw_.round_ptr(),
-					j->iter_time > 0 ? 1 / j->iter_time : 0,
-					j->batch > 0 ? j->batch : 1);
+			if (ran_.count(j->id)) {
+				auto [tput, bs] = shockwave_observation(*j);
+				sw_.record_throughput(j->id, sw_.round_ptr(),
+						      tput, bs);
+			}
 	}
 	ran_.clear();
 	rounds_++;
@@ -193,5 +193,13 @@ PolicyRegistrar reg("shockwave",
 		    });
 
 } /* namespace */
+
+std::pair<double, int> shockwave_observation(const Job &j)
+{
+	if (j.measured && j.step_time > 0 && j.run_batch > 0)
+		return { 1 / j.step_time, j.run_batch };
+	return { j.iter_time > 0 ? 1 / j.iter_time : 0,
+		 j.batch > 0 ? j.batch : 1 };
+}
 
 } /* namespace tidal */

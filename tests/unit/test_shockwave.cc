@@ -76,9 +76,28 @@ static void test_plan_capacity(void **)
 	assert_true(sw.solve_seconds.size() >= 1);
 }
 
+/* What a live job tells Shockwave: its trainer's reported steps/s and
+ * batch where it reports, else its speed and --train-batch. */
+static void test_observation(void **)
+{
+	Job j;
+	j.iter_time = 0.5;
+	j.batch = 64;
+	assert_true(shockwave_observation(j) == std::make_pair(2.0, 64));
+	j.batch = 0;
+	assert_true(shockwave_observation(j) == std::make_pair(2.0, 1));
+	j.measured = true;
+	j.step_time = 0.25;
+	j.run_batch = 256;
+	assert_true(shockwave_observation(j) == std::make_pair(4.0, 256));
+	j.run_batch = 0; /* reported, but not its batch: as before */
+	assert_true(shockwave_observation(j) == std::make_pair(2.0, 1));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_observation),
 		cmocka_unit_test(test_remaining),
 		cmocka_unit_test(test_momentum),
 		cmocka_unit_test(test_plan_capacity),
