@@ -180,6 +180,15 @@ void PolluxLive::allocate(const Snapshot &snap)
 		gpus.push_back(std::max(0, n.gpus));
 		total += std::max(0, n.gpus);
 	}
+	/* A node the cluster no longer has is in no current allocation. */
+	for (PolluxJobState &s : in)
+		s.alloc.erase(
+			std::remove_if(s.alloc.begin(), s.alloc.end(),
+				       [&](int n) {
+					       return n < 0 ||
+						      n >= (int)gpus.size();
+				       }),
+			s.alloc.end());
 	std::vector<std::vector<int>> out;
 	if (!in.empty() && total > 0) {
 		out = opt_.optimize(in, gpus, &round_);

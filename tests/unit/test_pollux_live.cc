@@ -128,6 +128,28 @@ static void test_grows_after_measuring(void **)
 	assert_int_equal(of(back, 1).gpus, 2);
 	assert_true(of(back, 1).placement == d.placement);
 	assert_int_equal((int)number(of(back, 1), "restarts"), 1);
+
+	/* The cluster loses node 1 while the job is on its way: it is
+	 * re-allocated on what is left (its target may have been there). */
+	Cluster one = cluster(1, 4);
+	Plan moved = p->decide(snapshot(one, jobs, 604));
+	assert_int_equal((int)of(moved, 1).action, (int)Action::Start);
+	for (const NodeShare &n : of(moved, 1).placement)
+		assert_int_equal(n.node, 0);
+	/* ... and one whose target was node 1 (as if placed there). */
+	auto *live = static_cast<PolluxLive *>(p.get());
+	assert_non_null(live->model(1));
+	Cluster two = cluster(2, 4);
+	jobs[0].state = JobState::Running;
+	jobs[0].alloc = 2;
+	jobs[0].placement = { { 1, 2 } };
+	p->decide(snapshot(two, jobs, 1300));
+	jobs[0].state = JobState::Pending;
+	jobs[0].alloc = 0;
+	jobs[0].placement.clear();
+	Plan gone1 = p->decide(snapshot(one, jobs, 1301));
+	for (const NodeShare &n : of(gone1, 1).placement)
+		assert_int_equal(n.node, 0);
 }
 
 /* The same job and allocation: more gradient noise, a larger batch. */
