@@ -305,7 +305,7 @@ cluster_up() { # cluster_up "Policy=fifo ..."
 		{ say "mariadbd or slurmdbd did not start"; dump_logs; exit 1; }
 	start_slurmctld -i || { say "slurmctld did not start"; dump_logs; exit 1; }
 	for n in $NODES; do
-		slurmd -f "$SLURM_CONF" -N "$n" || { say "slurmd $n did not start"; dump_logs; exit 1; }
+		start_slurmd "$n" || { say "slurmd $n did not start"; dump_logs; exit 1; }
 	done
 	if ! wait_for 60 nodes_idle; then
 		say "nodes did not come up"; sinfo -N; dump_logs; exit 1
@@ -428,6 +428,12 @@ set_tidal_conf() { # set_tidal_conf TEXT: rewrite and scontrol reconfigure
 	scontrol reconfigure
 }
 
+# start_slurmd NODE: its slurmd, marked (TIDAL_TEST_NODE) so that
+# kill_node finds it and every slurmstepd it forks.
+start_slurmd() {
+	TIDAL_TEST_NODE=$1 slurmd -f "$SLURM_CONF" -N "$1"
+}
+
 # kill_node NODE: NODE dies as a machine would: kill -9 of its slurmd, of
 # its tidald (pid in $T/run/tidald-NODE.pid, when the test wrote one), and
 # of every job process there (environment SLURMD_NODENAME=NODE) with the
@@ -435,10 +441,26 @@ set_tidal_conf() { # set_tidal_conf TEXT: rewrite and scontrol reconfigure
 # notices only after SlurmdTimeout; tests mark
 # the node DOWN themselves (scontrol), as an administrator would.
 kill_node() {
+	local total=0 pass n
+	# Again until nothing of the node is left: a step that slurmd or a
+	# slurmstepd was forking as the first pass looked (seen: a job's
+	# batch script started in that instant, then alive beside the next
+	# job given its GPUs) is found by the next.
+	for pass in 1 2 3 4 5; do
+		n=$(kill_node_once "$1" "$pass")
+		[ "$n" -gt 0 ] || break
+		total=$((total + n))
+		sleep 0.2
+	done
+	echo "$total"
+}
+kill_node_once() { # kill_node_once NODE PASS
 	local p pp pids=
 	for p in $(our_pids); do
+		# A job's processes, or the node's slurmd and the slurmstepds
+		# it forked (start_slurmd's mark, before they write anything)
 		{ tr "\0" "\n" <"/proc/$p/environ"; } 2>/dev/null |
-			grep -qx "SLURMD_NODENAME=$1" || continue
+			grep -qxE "SLURMD_NODENAME=$1|TIDAL_TEST_NODE=$1" || continue
 		pids="$pids $p"
 		pp=$(ps -o ppid= -p "$p" 2>/dev/null | tr -d ' ')
 		[ -n "$pp" ] && ps -o comm= -p "$pp" 2>/dev/null | grep -q '^slurmstepd' &&
@@ -451,12 +473,14 @@ kill_node() {
 		ls -l "/proc/$p/fd" 2>/dev/null | grep -qF "$T/log/slurmd-$1.log" &&
 			pids="$pids $p"
 	done
+	# (its daemons in the first pass only: dead, they may linger as
+	# zombies)
 	for p in "$T/run/slurmd-$1.pid" "$T/run/tidald-$1.pid"; do
-		[ -f "$p" ] && pids="$(cat "$p") $pids"
+		[ "$2" = 1 ] && [ -f "$p" ] && pids="$(cat "$p") $pids"
 	done
 	pids=$(echo $pids | tr ' ' '\n' | sort -u | tr '\n' ' ')
 	# shellcheck disable=SC2086
-	kill -9 $pids 2>/dev/null
+	[ -z "${pids// /}" ] || kill -9 $pids 2>/dev/null
 	echo "$pids" | wc -w
 }
 
