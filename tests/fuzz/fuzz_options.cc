@@ -43,8 +43,8 @@ static void check_value(const std::string &v)
 		char *env[] = {entry.data()};
 		tidal_env_options_t e;
 		tidal_env_options(env, 1, &e);
-		bool read = e.max_gpus || e.model[0] || e.batch || e.iters ||
-			    e.best_effort;
+		bool read = e.max_gpus || e.model[0] || e.batch ||
+			    e.max_batch || e.iters || e.best_effort;
 		if (!std::strcmp(o->name, "best-effort"))
 			continue; /* a flag: present is set */
 		if (read != (rc == 0))
