@@ -34,21 +34,31 @@ bool exists(const std::string &p)
 	return stat(p.c_str(), &st) == 0;
 }
 
-/* Ask tidald to make JOB's newest checkpoint available locally. */
-bool tidald_fetch(const std::string &sock, const std::string &job,
-		  Resume &out, std::string &err)
+/* A request OP to tidald about JOB; false with ERR if JOB is not a
+ * Slurm job id (tidald's requests name jobs by id). */
+bool job_request(const std::string &op, const std::string &job,
+		 wire::LocalRequest &q, std::string &err)
 {
-	wire::LocalRequest q;
-	q.op = "fetch";
+	q.op = op;
 	char *end;
 	q.job = std::strtoull(job.c_str(), &end, 10);
 	if (job.empty() || *end || q.job == 0 ||
 	    q.job > (uint64_t)wire::kMaxJobId) {
 		err = "job '" + job + "' is not a Slurm job id (1 to " +
-		      std::to_string(wire::kMaxJobId) +
-		      "): tidald fetches by job id";
+		      std::to_string(wire::kMaxJobId) + "): tidald's " + op +
+		      " takes a job id";
 		return false;
 	}
+	return true;
+}
+
+/* Ask tidald to make JOB's newest checkpoint available locally. */
+bool tidald_fetch(const std::string &sock, const std::string &job,
+		  Resume &out, std::string &err)
+{
+	wire::LocalRequest q;
+	if (!job_request("fetch", job, q, err))
+		return false;
 	std::string reply;
 	wire::FetchReply r;
 	if (!wire::unix_request(sock, wire::encode(q), &reply,
@@ -144,14 +154,8 @@ int64_t plan_batch(const std::string &job, const std::string &tidald_sock,
 	if (!exists(tidald_sock))
 		return 0; /* no scheduler to ask: nothing chosen */
 	wire::LocalRequest q;
-	q.op = "job_plan";
-	char *end;
-	q.job = std::strtoull(job.c_str(), &end, 10);
-	if (job.empty() || *end || q.job == 0 ||
-	    q.job > (uint64_t)wire::kMaxJobId) {
-		err = "job '" + job + "' is not a Slurm job id";
+	if (!job_request("job_plan", job, q, err))
 		return -1;
-	}
 	std::string reply;
 	wire::JobPlanReply r;
 	if (!wire::unix_request(tidald_sock, wire::encode(q), &reply, 10 * 1000,
