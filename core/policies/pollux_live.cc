@@ -126,8 +126,9 @@ bool PolluxLive::must_allocate(const Snapshot &snap) const
 {
 	if (last_ < 0 || snap.now - last_ >= interval_)
 		return true;
-	for (const Job *j : snap.jobs)
-		if (!allocated_.count(j->id))
+	for (const Job *j : snap.jobs) /* a job no allocation has seen */
+		if (auto it = m_.find(j->id);
+		    it == m_.end() || !it->second.placed)
 			return true;
 	const Cluster &c = *snap.cluster;
 	if (c.nodes.size() != gpus_.size())
@@ -202,7 +203,6 @@ void PolluxLive::allocate(const Snapshot &snap)
 	for (size_t k = 0; k < in.size(); k++) {
 		const Job &j = *snap.jobs[k];
 		Model &m = m_[j.id];
-		allocated_.insert(j.id);
 		if (j.state == JobState::Running && out[k] != in[k].alloc) {
 			m.restarts++;
 			serial_++;
@@ -303,7 +303,6 @@ Plan PolluxLive::decide(const Snapshot &snap)
 			it->second.seen = snap.now;
 			++it;
 		} else if (snap.now - it->second.seen > kForget) {
-			allocated_.erase(it->first);
 			it = m_.erase(it);
 			serial_++;
 		} else {

@@ -59,7 +59,6 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -107,7 +106,6 @@ private:
 	PolluxPolicy opt_;
 	double interval_;
 	double last_ = -1; /* time of the last allocation; < 0 = none */
-	std::set<JobId> allocated_; /* the active jobs it was made for */
 	/* A model is forgotten when its job has been gone this long. */
 	static constexpr double kForget = 600;
 	std::vector<int> gpus_;	    /* each node's GPUs then */
