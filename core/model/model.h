@@ -47,9 +47,31 @@ struct Switch {
 	std::vector<int> children;
 };
 
+/* How far jobs may share GPUs (Muri's groups, Lucid's packs).  A replay
+ * models no limit; sched/tidal says what Slurm's gres/shard allows. */
+struct GpuSharing {
+	/* Jobs one GPU may hold at once: 0 = no limit (a replay); 1 = none
+	 * (sched/tidal without gres/shard); k = the shards of a GPU. */
+	int jobs_per_gpu = 0;
+	/* GPUs on one node that a sharing job may span: 0 = any; 1 = Slurm
+	 * 22.05's gres/shard (one GPU per job per node). */
+	int gpus_per_node = 0;
+	/* Why sharing is limited, for the reasons of jobs kept apart. */
+	std::string why;
+
+	bool possible() const { return jobs_per_gpu != 1; }
+	/* Whether a job of GPUS GPUs may share at all. */
+	bool fits(int gpus) const
+	{
+		return possible() &&
+		       (gpus_per_node == 0 || gpus <= gpus_per_node);
+	}
+};
+
 struct Cluster {
 	std::vector<Node> nodes;
 	std::vector<Switch> switches;
+	GpuSharing sharing;
 
 	int total_gpus() const;
 	int max_gpus_per_node() const;
@@ -132,6 +154,9 @@ struct Job {
 	double queued = 0;      /* seconds spent pending after submission */
 	int preemptions = 0;
 	int level = 0;          /* multi-level queue index (Tiresias) */
+	/* Running and sharing its GPUs (sched/tidal, gres/shard): the lowest
+	 * id of the jobs on them, the same for all of them; 0 = none. */
+	JobId gpu_group = 0;
 	std::uint64_t seq = 0;  /* position inside its queue level */
 
 	bool elastic() const { return max_gpus > 0 && max_gpus != min_gpus; }

@@ -46,6 +46,12 @@ struct Decision {
 	/* The global batch the job should run at from its next start (an
 	 * adaptive policy: Pollux); 0 = the policy does not choose it. */
 	int batch = 0;
+	/* GPU sharing (Muri's groups).  SHARE: the job runs on GPUs that
+	 * other jobs may join (sched/tidal starts it with gres/shard).
+	 * COLOCATE: start it on the GPUs of that job, which runs or starts
+	 * earlier in the same plan; its placement is that job's.  0 = none. */
+	bool share = false;
+	JobId colocate = 0;
 
 	Decision &note(std::string key, double value)
 	{

@@ -49,6 +49,10 @@ public:
 	 * job whose time limit cannot end by its deadline, as Slurm's own
 	 * schedulers do (Reason DeadLine). */
 	virtual bool admits_by_deadline() const { return false; }
+	/* True if the policy puts several jobs on the same GPUs (Decision
+	 * share and colocate): sched/tidal then needs gres/shard, and says
+	 * so when slurm.conf has none. */
+	virtual bool shares_gpus() const { return false; }
 
 	/* What the policy must carry across a restart of the process that
 	 * runs it (slurmctld keeps it in the plugin's state file) or a

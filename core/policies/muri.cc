@@ -11,9 +11,12 @@
 #include "core/policies/muri.h"
 
 #include <algorithm>
+#include <cmath>
+#include <fstream>
 #include <map>
 #include <numeric>
 #include <optional>
+#include <sstream>
 
 namespace tidal {
 
@@ -36,10 +39,96 @@ MuriOptions muri_options(const Params &p, MuriOptions o)
 		{"first-fit", "consolidated", "switch-aware", "best-fit",
 		 "count", "most-free"});
 	placement_scheme_from_name(pl, &o.placement);
+	std::string file = p.get_str("Muri.Profiles", "");
+	std::string err;
+	if (!file.empty() && !load_stage_profiles(file, &o.profiles, &err))
+		p.invalid("Muri.Profiles", err,
+			  "jobs without measured stage times run alone");
 	return o;
 }
 
+bool load_stage_profiles(const std::string &path,
+			 std::map<std::string, StageTimes> *out,
+			 std::string *err)
+{
+	std::ifstream in(path);
+	if (!in) {
+		*err = path + ": cannot be read";
+		return false;
+	}
+	std::string line;
+	int n = 0;
+	std::map<std::string, StageTimes> got;
+	while (std::getline(in, line)) {
+		n++;
+		if (!line.empty() && line.back() == '\r')
+			line.pop_back();
+		if (line.empty() || line[0] == '#')
+			continue;
+		std::vector<std::string> f;
+		std::stringstream ss(line);
+		std::string cell;
+		while (std::getline(ss, cell, ','))
+			f.push_back(cell);
+		std::string where = path + ":" + std::to_string(n) + ": ";
+		if (got.empty() && f.size() == 4 && f[0] == "model") {
+			if (f[1] != "data" || f[2] != "compute" ||
+			    f[3] != "comm") {
+				*err = where + "the header must be "
+					       "model,data,compute,comm";
+				return false;
+			}
+			continue;
+		}
+		if (f.size() != 4 || f[0].empty()) {
+			*err = where + "'" + line +
+			       "': a row is model,data,compute,comm";
+			return false;
+		}
+		StageTimes st{};
+		for (int k = 0; k < 3; k++) {
+			char *end = nullptr;
+			double v = std::strtod(f[k + 1].c_str(), &end);
+			if (end == f[k + 1].c_str() || *end ||
+			    !std::isfinite(v) || v < 0) {
+				*err = where + "'" + f[k + 1] +
+				       "': a stage time is seconds per "
+				       "iteration, a number >= 0";
+				return false;
+			}
+			st[k] = v;
+		}
+		if (st[0] + st[1] + st[2] <= 0) {
+			*err = where + "model " + f[0] +
+			       ": its stage times add up to 0";
+			return false;
+		}
+		got[f[0]] = st;
+	}
+	if (got.empty()) {
+		*err = path + ": no model in it";
+		return false;
+	}
+	*out = std::move(got);
+	return true;
+}
+
 namespace {
+
+/* JOB as an interleaving input: its measured stages, or, before it has
+ * any, its model's from Muri.Profiles with the speed alone they give. */
+InterleaveJob interleave_input(const Job &job, const MuriOptions &o)
+{
+	InterleaveJob in{ job.stages, job.iter_time, job.index };
+	const StageTimes &s = job.stages;
+	auto it = o.profiles.find(job.model);
+	if (s[0] + s[1] + s[2] > 0 || it == o.profiles.end())
+		return in;
+	in.stages = it->second;
+	in.solo =
+		(it->second[0] + it->second[1] + it->second[2]) * o.factors[0];
+	return in;
+}
 
 using Pack = std::vector<int>; /* indices into the ranked jobs */
 
@@ -61,7 +150,18 @@ struct Grouper {
 	    : jobs(j), rank(r), cluster(c), o(opt), ij(j.size())
 	{
 		for (size_t i = 0; i < j.size(); i++)
-			ij[i] = {j[i]->stages, j[i]->iter_time, j[i]->index};
+			ij[i] = interleave_input(*j[i], o);
+	}
+	/* Most jobs of width G in one group: Packing, or fewer where the
+	 * cluster cannot share GPUs that far (sched/tidal: gres/shard). */
+	int pack_limit(int g) const
+	{
+		const GpuSharing &sh = cluster.sharing;
+		if (!sh.fits(g))
+			return 1;
+		return sh.jobs_per_gpu > 0
+			       ? std::min(o.packing, sh.jobs_per_gpu)
+			       : o.packing;
 	}
 	double iter_time(const Pack &p, Ordering ord) const
 	{
@@ -107,7 +207,7 @@ void Grouper::candidates()
 		if (!free.place(g, o.placement))
 			continue;
 		std::vector<int> &w = by_width[g];
-		size_t up = std::min(chosen[g] + o.packing, w.size());
+		size_t up = std::min(chosen[g] + pack_limit(g), w.size());
 		for (size_t k = chosen[g]; k < up; k++)
 			used[w[k]] = 1;
 		chosen[g] = up;
@@ -134,7 +234,7 @@ void Grouper::match_round(int g)
 	for (int u = 0; u < n; u++)
 		for (int v = both ? 0 : u + 1; v < n; v++) {
 			if (u == v ||
-			    (int)(ps[u].size() + ps[v].size()) > o.packing)
+			    (int)(ps[u].size() + ps[v].size()) > pack_limit(g))
 				continue;
 			Pack uv = ps[u];
 			uv.insert(uv.end(), ps[v].begin(), ps[v].end());
@@ -172,12 +272,13 @@ void Grouper::consecutive()
 	int total = cluster.total_gpus();
 	for (int g : widths) {
 		std::vector<Pack> in = std::move(packs[g]), out;
+		int limit = pack_limit(g);
 		for (int s = 0; s < slots[g]; s++) {
-			size_t first = (size_t)s * o.packing;
+			size_t first = (size_t)s * limit;
 			if (first >= in.size())
 				break;
 			Pack p = in[first];
-			for (int j = 1; j < o.packing; j++) {
+			for (int j = 1; j < limit; j++) {
 				size_t k = first + j;
 				if (k >= in.size())
 					break;
@@ -267,10 +368,12 @@ double Muri::sort_value(const Job &j) const
 }
 
 static std::string group_reason(const std::vector<JobId> &ids, JobId self,
-				double t)
+				double t, const GpuSharing &sharing, int gpus)
 {
 	if (ids.size() == 1)
-		return "runs alone";
+		return sharing.fits(gpus) || sharing.why.empty()
+			       ? "runs alone"
+			       : "runs alone: " + sharing.why;
 	std::string s = "interleaved with job";
 	if (ids.size() > 2)
 		s += "s";
@@ -316,6 +419,39 @@ Plan Muri::decide(const Snapshot &snap)
 	std::stable_sort(d.begin(), d.end(), [&](int a, int b) {
 		return ranked[a]->gpus > ranked[b]->gpus;
 	});
+	/* A group's anchor: the GPUs its partners start on.  A member that
+	 * runs already, else the first placed. */
+	std::vector<JobId> anchor(groups.size(), 0);
+	for (int k : d) {
+		int g = group_of[k];
+		if (g >= 0 && ranked[k]->state == JobState::Running &&
+		    !anchor[g])
+			anchor[g] = ranked[k]->id;
+	}
+	const GpuSharing &sharing = snap.cluster->sharing;
+	/* The groups running jobs are in (Job::gpu_group), for reasons. */
+	struct Actual {
+		std::vector<JobId> ids;
+		std::vector<InterleaveJob> in;
+		double iter_time = 0;
+	};
+	std::map<JobId, Actual> actual;
+	if (snap.want_reasons) {
+		for (const Job *j : snap.jobs)
+			if (j->state == JobState::Running && j->gpu_group) {
+				Actual &a = actual[j->gpu_group];
+				a.ids.push_back(j->id);
+				a.in.push_back(interleave_input(*j, opt_));
+			}
+		for (auto &[id, a] : actual) {
+			std::vector<const InterleaveJob *> v;
+			for (const InterleaveJob &x : a.in)
+				v.push_back(&x);
+			if (v.size() <= 4)
+				a.iter_time = group_iter_time(v, opt_.ordering,
+							      opt_.factors);
+		}
+	}
 	FreeMap free(*snap.cluster);
 	std::vector<std::optional<Placement>> where(groups.size());
 	Plan plan;
@@ -325,6 +461,8 @@ Plan Muri::decide(const Snapshot &snap)
 		int g = group_of[k];
 		if (g >= 0 && !where[g])
 			where[g] = free.place(j.gpus, opt_.placement);
+		if (g >= 0 && where[g] && !anchor[g])
+			anchor[g] = j.id;
 		if (g < 0 || !where[g]) {
 			std::string why =
 				g < 0 ? "not among the groups that fit"
@@ -333,16 +471,30 @@ Plan Muri::decide(const Snapshot &snap)
 				 0, snap.want_reasons ? why : "");
 			continue;
 		}
-		Decision &dec = plan.add(
-			j.id, running ? Action::Keep : Action::Start, j.gpus,
-			snap.want_reasons
-				? group_reason(placed_[g].members, j.id,
-					       groups[g].iter_time)
-				: "");
+		double t = groups[g].iter_time;
+		std::string why;
+		if (snap.want_reasons) {
+			const std::vector<JobId> *ids = &placed_[g].members;
+			/* A running job's partners are those it shares its
+			 * GPUs with (sched/tidal); its group stays until
+			 * they end. */
+			auto shared = actual.find(j.gpu_group);
+			if (running && shared != actual.end()) {
+				ids = &shared->second.ids;
+				t = shared->second.iter_time;
+			}
+			why = group_reason(*ids, j.id, t, sharing, j.gpus);
+		}
+		Decision &dec =
+			plan.add(j.id, running ? Action::Keep : Action::Start,
+				 j.gpus, why);
 		dec.placement = *where[g];
+		dec.share = sharing.fits(j.gpus);
+		if (!running && anchor[g] != j.id)
+			dec.colocate = anchor[g];
 		if (snap.want_reasons)
 			dec.note("sort_value", rank[k])
-				.note("group_iter_time", groups[g].iter_time);
+				.note("group_iter_time", t);
 	}
 	return plan;
 }

@@ -26,12 +26,21 @@
  *
  * Parameters (prefix Muri.): Packing=1..4, Ordering=best|worst|none,
  * Blossom=yes|no (no = consecutive candidates, the ablation),
- * Matcher=lemon|anchor, Autopack=yes|no, Placement=<scheme>.
+ * Matcher=lemon|anchor, Autopack=yes|no, Placement=<scheme>,
+ * Profiles=FILE (stage times per model, for jobs that carry none: a CSV
+ * with the header model,data,compute,comm, seconds per iteration; the
+ * job's solo iteration time is then their sum).
+ *
+ * Where the cluster limits sharing (Cluster::sharing: sched/tidal with
+ * gres/shard), groups stay within it, and a started job's decision says
+ * share (and colocate for the partners of a group's anchor).
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #pragma once
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include "core/profiles/interleave.h"
@@ -50,9 +59,17 @@ struct MuriOptions {
 	Matcher matcher = Matcher::Lemon;
 	PlacementScheme placement = PlacementScheme::FirstFit;
 	GroupFactors factors = muri_group_factors();
+	/* Muri.Profiles: stage times by model name. */
+	std::map<std::string, StageTimes> profiles;
 };
 
 MuriOptions muri_options(const Params &params, MuriOptions defaults);
+
+/* Read a stage-time table (Muri.Profiles) from PATH into *OUT.  RET false
+ * with *ERR naming the file, line, value and rule. */
+bool load_stage_profiles(const std::string &path,
+			 std::map<std::string, StageTimes> *out,
+			 std::string *err);
 
 /* A group of jobs sharing GPUs: indices into the ranked job list. */
 struct MuriGroup {
@@ -76,6 +93,7 @@ public:
 	{
 	}
 	std::string name() const override { return name_; }
+	bool shares_gpus() const override { return true; }
 	/* Decisions come in placement order (rank, then widest first). */
 	Plan decide(const Snapshot &snap) override;
 

@@ -7,6 +7,10 @@
 #include "core/policies/muri.h"
 #include "tests/unit/unit.h"
 
+#include <cmath>
+#include <cstdio>
+#include <unistd.h>
+
 using namespace tidal;
 using namespace tidal::test;
 
@@ -95,11 +99,146 @@ static void test_sort_values(void **)
 		    strstr(err.c_str(), "muri.matcher") != nullptr);
 }
 
+/*
+ * The setting of check_groups on a cluster that shares GPUs as
+ * sched/tidal does (gres/shard): the group's first job is its anchor and
+ * the partner is told to start on its GPUs; every start says share.
+ * Without gres/shard (one job per GPU) nothing is grouped, and a job that
+ * runs alone says why.
+ */
+static void test_sharing_limits(void **)
+{
+	std::vector<Job> jobs = { staged(1, { 1, 0.1, 0 }),
+				  staged(2, { 0.1, 1, 0 }),
+				  staged(3, { 0.1, 1, 0 }) };
+	Cluster c = cluster(1, 2);
+	c.sharing.jobs_per_gpu = 4;
+	c.sharing.gpus_per_node = 1;
+	Muri m("muri-s", MuriOptions{});
+	Plan plan = m.decide(snapshot(c, jobs, 0));
+	const Decision *d1 = plan.find(1);
+	assert_non_null(d1);
+	assert_true(d1->share);
+	assert_int_equal((int)d1->colocate, 0);
+	int partners = 0;
+	for (JobId id : { 2, 3 }) {
+		const Decision *d = plan.find(id);
+		assert_true(d->share);
+		if (d->colocate) {
+			assert_int_equal((int)d->colocate, 1);
+			partners++;
+		}
+	}
+	assert_int_equal(partners, 1);
+
+	/* One job per GPU: three jobs, two GPUs, no group; the third waits */
+	c.sharing.jobs_per_gpu = 1;
+	c.sharing.why = "no gres/shard";
+	plan = m.decide(snapshot(c, jobs, 0));
+	assert_int_equal((int)m.placed().size(), 2);
+	int held = 0;
+	for (const Decision &d : plan.decisions) {
+		assert_int_equal((int)d.colocate, 0);
+		assert_false(d.share);
+		if (d.action == Action::Hold)
+			held++;
+		else
+			assert_string_equal(d.reason.c_str(),
+					    "runs alone: no gres/shard");
+	}
+	assert_int_equal(held, 1);
+
+	/* 2-GPU jobs where a sharing job may hold one GPU per node */
+	std::vector<Job> wide = jobs;
+	for (Job &j : wide)
+		j.gpus = 2;
+	c = cluster(1, 4);
+	c.sharing.jobs_per_gpu = 4;
+	c.sharing.gpus_per_node = 1;
+	plan = m.decide(snapshot(c, wide, 0));
+	assert_int_equal((int)m.placed().size(), 2);
+	for (const Decision &d : plan.decisions)
+		assert_false(d.share);
+}
+
+/* Running jobs that share GPUs (Job::gpu_group) are named as each other's
+ * partners, with their group's time, whatever the plan's new groups. */
+static void test_actual_group(void **)
+{
+	std::vector<Job> jobs = { staged(1, { 1, 0.1, 0 }),
+				  staged(2, { 0.1, 1, 0 }) };
+	Cluster c = cluster(1, 2);
+	c.sharing.jobs_per_gpu = 4;
+	c.sharing.gpus_per_node = 1;
+	for (Job &j : jobs) {
+		j.state = JobState::Running;
+		j.start = 0;
+		j.alloc = 1;
+		j.placement = { { 0, 1 } };
+		j.gpu_group = 1;
+	}
+	Muri m("muri-s", MuriOptions{});
+	Plan plan = m.decide(snapshot(c, jobs, 10));
+	const Decision *d2 = plan.find(2);
+	assert_int_equal((int)d2->action, (int)Action::Keep);
+	assert_non_null(strstr(d2->reason.c_str(), "interleaved with job 1 ("));
+	assert_int_equal((int)d2->colocate, 0);
+}
+
+/* Muri.Profiles: stages for jobs that have none, and its errors. */
+static void test_profiles(void **)
+{
+	char dir[] = "/tmp/tidal-unit-muri.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	std::string good = std::string(dir) + "/good.csv";
+	std::string bad = std::string(dir) + "/bad.csv";
+	FILE *f = fopen(good.c_str(), "w");
+	fputs("model,data,compute,comm\nio,0.3,0.05,0.05\n", f);
+	fclose(f);
+	f = fopen(bad.c_str(), "w");
+	fputs("model,data,compute,comm\nio,0.3,-1,0\n", f);
+	fclose(f);
+	std::map<std::string, StageTimes> t;
+	std::string err;
+	assert_true(load_stage_profiles(good, &t, &err));
+	assert_true(t.at("io")[0] == 0.3);
+	assert_false(load_stage_profiles(bad, &t, &err));
+	assert_non_null(strstr(err.c_str(), "bad.csv:2: '-1': a stage time"));
+	assert_false(load_stage_profiles(std::string(dir) + "/none", &t, &err));
+	assert_non_null(strstr(err.c_str(), "cannot be read"));
+
+	Params p;
+	p.set("Muri.Profiles", bad);
+	auto pol = make_policy("muri-s", p, &err);
+	assert_null(pol.get());
+	assert_non_null(strstr(err.c_str(), "Muri.Profiles"));
+
+	/* A job with the model and no measured stages takes the profile's:
+	 * its solo time is their sum x 1.015 */
+	Params ok;
+	ok.set("Muri.Profiles", good);
+	MuriOptions o = muri_options(ok, MuriOptions{});
+	Job j = job(1, 1, 0, 100);
+	j.model = "io";
+	j.remaining = 100;
+	j.iter_time = 1;
+	std::vector<const Job *> one = { &j };
+	std::vector<MuriGroup> g = muri_groups(one, { 1.0 }, cluster(1, 1), o);
+	assert_int_equal((int)g.size(), 1);
+	assert_true(std::abs(g[0].iter_time - 0.4 * 1.015) < 1e-12);
+	unlink(good.c_str());
+	unlink(bad.c_str());
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_groups),
 		cmocka_unit_test(test_sort_values),
+		cmocka_unit_test(test_sharing_limits),
+		cmocka_unit_test(test_actual_group),
+		cmocka_unit_test(test_profiles),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -1,0 +1,148 @@
+#!/bin/bash
+# test_muri.sh - Muri in a live slurmctld: jobs interleaved on the same
+# GPUs, held through gres/shard so that Slurm's own view stays true.
+#
+# 2 nodes x 2 GPUs, 4 shards each (GresTypes=gpu,shard).  Eight 1-GPU jobs,
+# four data-heavy (model io) and four compute-heavy (model gpu), stage
+# times from Muri.Profiles: twice the GPUs the cluster has, so muri-s
+# pairs them, each io job with a gpu job, and all eight run at once.
+#
+#   every GPU is held by two jobs: scontrol show job -d says shard:1(IDX:g)
+#     for both, and every pair is one io and one gpu job
+#   a whole-GPU job (--gpus=2 on one node) waits: no shared GPU is free,
+#     to Slurm or to Tidal
+#   tidalctl explain names the partner and the group's iteration time
+#   one member cancelled: its partner runs on, and its GPU still counts
+#     as held (no whole-GPU job is given it)
+#   all gone: no shard and no GPU held anywhere
+#
+# GPL-2.0-or-later.
+. "$(dirname "$0")/lib.sh"
+NODES="n1 n2"
+GPUS_PER_NODE=2
+SHARDS_PER_GPU=4
+profile=$(mktemp /tmp/tidal-muri-stages.XXXXXX)
+cat >"$profile" <<'EOF'
+model,data,compute,comm
+io,0.30,0.05,0.05
+gpu,0.05,0.30,0.05
+EOF
+cleanup_profile() { rm -f "$profile"; }
+cluster_up "Policy=muri-s
+CycleInterval=1
+Muri.Profiles=$profile"
+trap 'cluster_down; cleanup_profile' EXIT
+
+# Slurm's view, per job: "NODE:GPU" for every GPU whose shard it holds.
+# 22.05 says GRES=shard:1(IDX:g); 24.11 GRES=shard:1(0/4,1/4), the job's
+# shards over each GPU's.
+shard_gpus() {
+	scontrol show job -d "$1" 2>/dev/null | awk '
+	/Nodes=.*GRES=shard:[0-9]*\(/ {
+		match($0, /Nodes=[^ ]*/); node = substr($0, RSTART + 6, RLENGTH - 6)
+		match($0, /GRES=shard:[0-9]*\([^)]*\)/); g = substr($0, RSTART, RLENGTH)
+		sub(/^[^(]*\(/, "", g); sub(/\)$/, "", g)
+		if (sub(/^IDX:/, "", g)) { print node ":" g; next }
+		n = split(g, p, ","); out = ""
+		for (i = 1; i <= n; i++) {
+			split(p[i], q, "/")
+			if (q[1] > 0) out = out (out == "" ? "" : ",") (i - 1)
+		}
+		print node ":" out
+	}'
+}
+whole_gpus() {
+	scontrol show job -d "$1" 2>/dev/null |
+		sed -n 's/.*Nodes=\([^ ]*\) .*GRES=gpu[^(]*(IDX:\([0-9,-]*\)).*/\1:\2/p'
+}
+running_count() { squeue -h -t R -o %i | wc -l; }
+at_least_running() { [ "$(running_count)" -ge "$1" ]; }
+
+ids=()
+kind=()
+# Held, then released at once: one burst, grouped in one cycle (jobs that
+# arrive one by one join the groups running then).
+for m in io gpu io gpu io gpu io gpu; do
+	ids+=("$(submit -H --gpus=1 -t 10 --train-model=$m --wrap 'sleep 300')")
+	kind+=("$m")
+done
+scontrol release "$(IFS=,; echo "${ids[*]}")"
+check "all eight 1-GPU jobs run at once on 4 GPUs" wait_for 40 at_least_running 8
+show_queue
+
+declare -A holders
+for i in "${!ids[@]}"; do
+	g=$(shard_gpus "${ids[$i]}")
+	[ -n "$g" ] || g="none"
+	holders[$g]+="${kind[$i]}:${ids[$i]} "
+done
+for g in "${!holders[@]}"; do say "GPU $g held by ${holders[$g]}"; done
+pairs_ok() {
+	local g n
+	[ "${#holders[@]}" -eq 4 ] || return 1
+	for g in "${!holders[@]}"; do
+		[ "$g" != none ] || return 1
+		n=$(echo "${holders[$g]}" | wc -w)
+		[ "$n" -eq 2 ] || return 1
+		echo "${holders[$g]}" | grep -q "io:" || return 1
+		echo "${holders[$g]}" | grep -q "gpu:" || return 1
+	done
+}
+check "each of the 4 GPUs is held by two jobs, an io and a gpu job (shard:1 each)" pairs_ok
+
+a=${ids[0]}
+explain=$("$TIDALCTL" explain "$a" 2>&1)
+echo "$explain" | sed 's/^/    /'
+check "tidalctl explain $a names its partner and the group's iteration time" \
+	grep -q "Reason=interleaved with job [0-9]* ([0-9.]* s per iteration)" <<<"$explain"
+
+# On node n1: GPU ga keeps one of its two jobs, the other GPU none.
+ga=$(shard_gpus "$a")
+node=${ga%%:*}
+partner="" others=()
+for i in "${!ids[@]}"; do
+	j=${ids[$i]} g=$(shard_gpus "${ids[$i]}")
+	[ "$j" = "$a" ] && continue
+	if [ "$g" = "$ga" ]; then partner=$j
+	elif [ "${g%%:*}" = "$node" ]; then others+=("$j")
+	fi
+done
+say "cancelling $a (on $ga) and ${others[*]} (the other GPU of $node); $partner stays"
+scancel "$a" "${others[@]}"
+sleep 4
+check "with $a cancelled, its partner $partner runs on" is_state "$partner" RUNNING
+check "its partner still holds a shard of $ga" test "$(shard_gpus "$partner")" = "$ga"
+
+# One GPU of $node is free, the other has a shard taken: a job asking for
+# both whole must wait (Slurm 22.05 alone would hand it the shared GPU).
+w=$(submit -w "$node" --gpus=2 -t 10 --wrap 'sleep 300')
+sleep 5
+check "a whole-GPU job ($w, 2 GPUs on $node) waits: $ga is shared, not free" is_state "$w" PENDING
+check "its Reason says the GPUs are taken" reason_has "$w" "TidalHold: .*taken"
+no_whole_on() { # no_whole_on NODE:GPU: no job holds that GPU whole
+	local j node=${1%%:*} gpu=${1#*:}
+	for j in $(squeue -h -t R -o %i); do
+		case ",$(whole_gpus "$j" | sed -n "s/^$node://p")," in
+		*",$gpu,"* | *",$gpu-"* | *"-$gpu,"*) return 1 ;;
+		esac
+	done
+}
+check "no job holds $ga whole while $partner has a shard of it" no_whole_on "$ga"
+show_queue
+scancel "$partner"
+check "with $partner gone too, $w gets both GPUs of $node whole" wait_state 30 "$w" RUNNING
+scontrol show job -d "$w" | grep "GRES=" | sed 's/^/    /'
+
+scancel $(squeue -h -o %i)
+all_free() { # every node: nothing of gpu or shard in use
+	local n used
+	for n in $NODES; do
+		used=$(scontrol show node -d "$n" | sed -n 's/.*GresUsed=\([^ ]*\).*/\1/p' |
+			sed 's/([^)]*)//g')
+		[ -n "$used" ] || return 1
+		! tr ',' '\n' <<<"$used" | grep -qv ':0$' || return 1
+	done
+}
+check "all gone: no GPU and no shard held on any node" wait_for 30 all_free
+scontrol show node -d n1 | grep "GresUsed" | sed 's/^/    /'
+finish
