@@ -247,7 +247,7 @@ void PolluxLive::decide_job(const Job &j, Model &m, Plan &plan,
 			std::snprintf(
 				why, sizeof why,
 				"Pollux: no GPUs this interval: they give "
-				"more goodput to the other %zu jobs",
+				"more goodput to the other %d jobs",
 				std::max(0, round_.jobs - 1));
 		d = &plan.add(j.id, running ? Action::Preempt : Action::Hold, 0,
 			      why);
