@@ -51,28 +51,18 @@
 #include "plugin/sched/bridge.h"
 #include "plugin/sched/slurm_side.h"
 
-/* Free GPUs on NODE_PTR now; -1 if the node cannot take work. */
+/* Free GPUs on NODE_PTR now (neither held whole nor through shards); -1
+ * if the node cannot take work. */
 static int _free_gpus(node_record_t *node_ptr)
 {
-	list_itr_t *it;
-	gres_state_t *gs;
-	int free_gpus = 0;
+	int total, held;
 
 	if (IS_NODE_DOWN(node_ptr) || IS_NODE_DRAIN(node_ptr) ||
 	    IS_NODE_NO_RESPOND(node_ptr) || IS_NODE_FUTURE(node_ptr) ||
 	    IS_NODE_POWERED_DOWN(node_ptr))
 		return -1;
-	if (!node_ptr->gres_list)
-		return 0;
-	it = list_iterator_create(node_ptr->gres_list);
-	while ((gs = list_next(it))) {
-		gres_node_state_t *ns = gs->gres_data;
-		if (!xstrcmp(gs->gres_name, "gpu") && ns)
-			free_gpus += (int)(ns->gres_cnt_avail -
-					   ns->gres_cnt_alloc);
-	}
-	list_iterator_destroy(it);
-	return free_gpus;
+	tidal_node_gpus(node_ptr, &total, &held);
+	return MAX(total - held, 0);
 }
 
 /* Nodes the job may use, or NULL if the plan no longer fits. */
@@ -117,8 +107,11 @@ bad:
 
 /* Start JOB_PTR on nodes in OK (NULL: anywhere).  RET SLURM_SUCCESS or an
  * ESLURM code.  A job with a --deadline starts with its limit cut to end
- * by it, as Slurm's scheduler starts it (tidal_deadline_limit). */
-static int _start(job_record_t *job_ptr, bitstr_t *ok)
+ * by it, as Slurm's scheduler starts it (tidal_deadline_limit).  A job
+ * asking for shards gets them on PARTNER's GPUs, or (no PARTNER) on GPUs
+ * nobody holds; a whole-GPU job never gets a GPU with shards taken
+ * (share.c). */
+static int _start(job_record_t *job_ptr, bitstr_t *ok, job_record_t *partner)
 {
 	job_details_t *det = job_ptr->details;
 	bitstr_t *orig_exc = det->exc_node_bitmap;
@@ -136,7 +129,11 @@ static int _start(job_record_t *job_ptr, bitstr_t *ok)
 	xfree(job_ptr->state_desc);
 	if (deadline_limit)
 		job_ptr->time_limit = deadline_limit;
-	rc = tidal_select_nodes(job_ptr, SLURMDB_JOB_FLAG_SCHED);
+	rc = tidal_fence_raise(ok, tidal_job_shards(job_ptr) > 0, partner);
+	if (rc == SLURM_SUCCESS) {
+		rc = tidal_select_nodes(job_ptr, SLURMDB_JOB_FLAG_SCHED);
+		tidal_fence_lift();
+	}
 	if (ok && job_ptr->details) {
 		/* select_nodes() may have replaced it */
 		FREE_NULL_BITMAP(job_ptr->details->exc_node_bitmap);
@@ -148,7 +145,15 @@ static int _start(job_record_t *job_ptr, bitstr_t *ok)
 		return rc;
 	}
 	last_job_update = time(NULL);
-	info("sched/tidal: started %pJ on %s", job_ptr, job_ptr->nodes);
+	if (partner && !tidal_share_with(job_ptr, partner))
+		error("sched/tidal: %pJ was to share the GPUs of %pJ, and "
+		      "Slurm gave it others",
+		      job_ptr, partner);
+	if (partner)
+		info("sched/tidal: started %pJ on %s, sharing the GPUs of %pJ",
+		     job_ptr, job_ptr->nodes, partner);
+	else
+		info("sched/tidal: started %pJ on %s", job_ptr, job_ptr->nodes);
 	if (job_ptr->batch_flag == 0)
 		srun_allocate(job_ptr);
 	else if (!IS_JOB_CONFIGURING(job_ptr))
@@ -409,7 +414,8 @@ static int _start_het(job_record_t *leader, time_t now)
 	}
 	if (rc == SLURM_SUCCESS) {
 		for (int i = 0; i < k; i++) {
-			if ((rc = _start(comp[i], where[i])) == SLURM_SUCCESS)
+			if ((rc = _start(comp[i], where[i], NULL)) ==
+			    SLURM_SUCCESS)
 				continue;
 			error("sched/tidal: %pJ did not start (%s) where its test placed it",
 			      comp[i], slurm_strerror(rc));
@@ -502,6 +508,67 @@ static bool _completing(job_record_t *job_ptr, const tidal_decision_t *d,
 	return true;
 }
 
+/* A start's GPU request as the decision wants it: a shard of one GPU per
+ * node where the policy shares GPUs and the cluster can (share.c), whole
+ * GPUs again where Tidal had asked for shards.  RET SLURM_SUCCESS, or an
+ * error (the job waits; its Reason says why). */
+static int _share_request(const tidal_snap_t *snap, const tidal_decision_t *d,
+			  const tidal_job_t *sj, job_record_t *job_ptr)
+{
+	bool one_per_node = sj && sj->gpus > 0 && sj->gpus == sj->min_nodes &&
+			    tidal_share_plain(job_ptr);
+	bool shard = d->shard && snap->share_jobs_per_gpu > 1 && one_per_node;
+	int rc;
+
+	if (d->colocate && !shard) {
+		tidal_set_reason(job_ptr, TIDAL_HOLD_PREFIX,
+				 "its group shares GPUs, and this job cannot "
+				 "hold a shard of one GPU per node");
+		return ESLURM_INVALID_GRES;
+	}
+	if (shard == (tidal_job_shards(job_ptr) > 0))
+		return SLURM_SUCCESS;
+	rc = tidal_request_shards(job_ptr, shard);
+	if (rc != SLURM_SUCCESS)
+		error("sched/tidal: %pJ: cannot ask for %s: %s", job_ptr,
+		      shard ? "a GPU shard" : "whole GPUs again",
+		      slurm_strerror(rc));
+	return rc;
+}
+
+/* Start JOB_PTR on the GPUs of the decision's partner (its group's
+ * anchor), which runs holding shards.  RET 1 if it started. */
+static int _apply_colocate(const tidal_decision_t *d, job_record_t *job_ptr,
+			   time_t now)
+{
+	job_record_t *partner = find_job_record(d->colocate);
+	bitstr_t *ok;
+	char why[128];
+	int rc;
+
+	if (!partner || !IS_JOB_RUNNING(partner) ||
+	    IS_JOB_COMPLETING(partner) || !tidal_job_shards(partner)) {
+		snprintf(why, sizeof(why),
+			 "waits for job %u, whose GPUs its group shares, to "
+			 "run holding shards",
+			 d->colocate);
+		tidal_set_reason(job_ptr, TIDAL_HOLD_PREFIX, why);
+		return 0;
+	}
+	ok = bit_copy(partner->node_bitmap);
+	rc = _start(job_ptr, ok, partner);
+	FREE_NULL_BITMAP(ok);
+	if (rc == SLURM_SUCCESS) {
+		tidal_forget_requeue(job_ptr->job_id);
+		return 1;
+	}
+	verbose("sched/tidal: %pJ: start on the GPUs of %pJ failed: %s",
+		job_ptr, partner, slurm_strerror(rc));
+	if (rc != ESLURM_NODES_BUSY && rc != ESLURM_ACCOUNTING_POLICY)
+		_refusal(job_ptr, rc, now);
+	return 0;
+}
+
 static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 			job_record_t *job_ptr, time_t now)
 {
@@ -544,9 +611,17 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 		}
 		sj = NULL; /* the snapshot's request shape is stale now */
 	}
+	if (_share_request(snap, d, sj, job_ptr) != SLURM_SUCCESS)
+		return 0;
+	if (d->colocate)
+		return _apply_colocate(d, job_ptr, now);
 	if (d->n_shares > 0 && !(ok = _allowed_nodes(snap, d, sj))) {
 		debug("sched/tidal: %pJ: planned GPUs are no longer free",
 		      job_ptr);
+		tidal_set_reason(
+			job_ptr, TIDAL_HOLD_PREFIX,
+			"the GPUs planned for it are taken (by a running job "
+			"that keeps them, or one sharing them)");
 		return 0;
 	}
 	if (ok) {
@@ -566,7 +641,7 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 		FREE_NULL_BITMAP(ok);
 		return 0;
 	}
-	rc = _start(job_ptr, ok);
+	rc = _start(job_ptr, ok, NULL);
 	if (rc != SLURM_SUCCESS && ok && rc != ESLURM_NODES_BUSY &&
 	    rc != ESLURM_ACCOUNTING_POLICY) {
 		/* Slurm will not place the request on the planned nodes
@@ -574,7 +649,7 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 		 * per GPU): let it choose among all of them. */
 		verbose("sched/tidal: %pJ: start on planned nodes failed: %s; letting Slurm choose the nodes",
 			job_ptr, slurm_strerror(rc));
-		rc = _start(job_ptr, NULL);
+		rc = _start(job_ptr, NULL, NULL);
 	}
 	FREE_NULL_BITMAP(ok);
 	if (rc == SLURM_SUCCESS) {
@@ -933,7 +1008,7 @@ static int _start_resv_jobs(time_t now)
 	qsort(jobs, k, sizeof(*jobs), _by_priority);
 	for (int i = 0; i < k; i++) {
 		int rc = jobs[i]->het_job_list ? _start_het(jobs[i], now)
-					       : _start(jobs[i], NULL);
+					       : _start(jobs[i], NULL, NULL);
 		if (rc == SLURM_SUCCESS)
 			started++;
 		else

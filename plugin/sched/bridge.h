@@ -67,6 +67,9 @@ typedef struct {
 	int max_batch;
 	double iters;
 	int best_effort;
+	/* Running jobs holding shards (share.c): the first GPU they share,
+	 * as Slurm's node index and the GPU's index there; -1 if none. */
+	int shard_node, shard_gpu;
 	/* Running jobs: GPUs held per snapshot node (indices into nodes). */
 	int n_alloc;
 	int *alloc_node;
@@ -75,6 +78,10 @@ typedef struct {
 
 typedef struct {
 	double now;
+	/* GPU sharing through gres/shard (share.c): jobs one GPU may hold at
+	 * once (1 = no gres/shard), and GPUs per node of one sharing job. */
+	int share_jobs_per_gpu;
+	int share_gpus_per_node;
 	int n_nodes, n_switches, n_jobs;
 	tidal_node_t *nodes;
 	tidal_switch_t *switches;
@@ -100,6 +107,11 @@ typedef struct {
 	int n_shares;
 	int *share_node; /* snapshot node indices */
 	int *share_gpus;
+	/* Start holding gres/shard instead of whole GPUs, so that others
+	 * may join (core Decision::share), on the GPUs of job COLOCATE if
+	 * not 0 (Decision::colocate). */
+	int shard;
+	uint32_t colocate;
 	char reason[TIDAL_REASON_MAX];
 } tidal_decision_t;
 

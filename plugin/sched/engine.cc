@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -157,6 +158,7 @@ int Engine::configure(const std::string &text, const std::string &origin,
 		for (const std::string &l : policy_->save_state())
 			pol->load_state(l);
 	policy_ = std::move(pol);
+	sharing_said_ = -1;
 	params_ = p;
 	name_ = name;
 	interval_ = interval;
@@ -404,6 +406,18 @@ void Engine::fill_cluster(const tidal_snap_t &s, Cluster *c)
 	for (int i = 0; i < s.n_switches; i++)
 		if (c->switches[i].parent >= 0)
 			c->switches[c->switches[i].parent].children.push_back(i);
+	GpuSharing &sh = c->sharing;
+	sh.jobs_per_gpu = std::max(1, s.share_jobs_per_gpu);
+	sh.gpus_per_node = s.share_gpus_per_node;
+	if (s.share_jobs_per_gpu < 0)
+		sh.why = "no node has registered its GPU shards yet";
+	else if (sh.jobs_per_gpu == 1)
+		sh.why = "no GPU is shared: slurm.conf has no gres/shard "
+			 "(GresTypes=gpu,shard, and shards in gres.conf)";
+	else if (sh.gpus_per_node > 0)
+		sh.why = "Slurm's gres/shard gives a job at most " +
+			 std::to_string(sh.gpus_per_node) +
+			 " GPU per node to share";
 }
 
 /*
@@ -447,6 +461,8 @@ static void copy_decision(const Decision &d, tidal_decision_t *o)
 	o->job = (uint32_t)d.job;
 	o->action = (int)d.action;
 	o->gpus = d.gpus;
+	o->shard = d.share;
+	o->colocate = (uint32_t)d.colocate;
 	o->n_shares = (int)d.placement.size();
 	o->share_node = (int *)std::calloc(d.placement.size() + 1, sizeof(int));
 	o->share_gpus = (int *)std::calloc(d.placement.size() + 1, sizeof(int));
@@ -496,6 +512,40 @@ int Engine::decide(const tidal_snap_t &s, tidal_plan_t *out)
 		else if (jobs[i].state == JobState::Pending)
 			extra.add(jobs[i].id, Action::Start, 0,
 				  "no GPUs requested: Slurm places it");
+	}
+	/* Said once per configuration, not every cycle: a sharing policy
+	 * on a cluster that cannot share. */
+	bool sharing = cluster.sharing.possible();
+	if (policy_->shares_gpus() && s.share_jobs_per_gpu >= 0 &&
+	    (int)sharing != sharing_said_) {
+		log += policy_->name() + ": " +
+		       (sharing ? "GPUs are shared through gres/shard, up to " +
+					  std::to_string(
+						  cluster.sharing
+							  .jobs_per_gpu) +
+					  " jobs each"
+				: cluster.sharing.why +
+					  ": every job runs alone") +
+		       "\n";
+		sharing_said_ = (int)sharing;
+	}
+	/* Running jobs on the same shared GPU: one group, named by its
+	 * lowest id. */
+	std::map<std::pair<int, int>, JobId> on_gpu;
+	for (int i = 0; i < s.n_jobs; i++) {
+		const tidal_job_t &b = s.jobs[i];
+		if (b.state != TIDAL_JOB_RUNNING || b.shard_node < 0)
+			continue;
+		auto [it, fresh] = on_gpu.try_emplace(
+			{ b.shard_node, b.shard_gpu }, (JobId)b.id);
+		if (!fresh)
+			it->second = std::min<JobId>(it->second, b.id);
+	}
+	for (int i = 0; i < s.n_jobs; i++) {
+		const tidal_job_t &b = s.jobs[i];
+		if (b.state == TIDAL_JOB_RUNNING && b.shard_node >= 0)
+			jobs[i].gpu_group =
+				on_gpu[{ b.shard_node, b.shard_gpu }];
 	}
 	Plan plan = policy_->decide(snap);
 	for (const std::string &l : plan.log)

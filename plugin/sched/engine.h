@@ -144,6 +144,9 @@ private:
 	LastCycle last_;
 	bool state_dirty_ = true;
 	std::uint64_t cycles_ = 0;
+	/* Whether GPUs can be shared, as last told in the log for a sharing
+	 * policy; -1 = not told since it was configured. */
+	int sharing_said_ = -1;
 };
 
 Engine &engine();

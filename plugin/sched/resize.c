@@ -275,6 +275,56 @@ static int _set_gpu_request(job_record_t *job_ptr, int gpus, int nodes)
 	return rc;
 }
 
+/* Jobs whose request Tidal turned from one GPU per node into a shard of
+ * one (tidal_request_shards), to turn back. */
+static uint32_t *sharded;
+static int n_sharded, cap_sharded;
+
+static int _sharded_find(uint32_t job)
+{
+	for (int i = 0; i < n_sharded; i++)
+		if (sharded[i] == job)
+			return i;
+	return -1;
+}
+
+extern int tidal_request_shards(job_record_t *job_ptr, bool shard)
+{
+	job_desc_msg_t *desc;
+	slurm_msg_t msg;
+	int at = _sharded_find(job_ptr->job_id), rc;
+
+	if (!shard && at < 0)
+		return SLURM_SUCCESS; /* the user's own shard request */
+	desc = xmalloc(sizeof(*desc));
+	slurm_init_job_desc_msg(desc);
+	desc->job_id = job_ptr->job_id;
+	/* "" clears a request (gres_job_state_validate). */
+	desc->tres_per_node = xstrdup_printf("%s:1", shard ? TIDAL_SHARD_TRES
+							   : TIDAL_GPU_TRES);
+	if (job_ptr->tres_per_job)
+		desc->tres_per_job = xstrdup("");
+	slurm_msg_t_init(&msg);
+	msg.msg_type = REQUEST_UPDATE_JOB;
+	msg.data = desc;
+	rc = tidal_update_job_gres(job_ptr, &msg);
+	slurm_free_job_desc_msg(desc);
+	if (rc != SLURM_SUCCESS)
+		return rc;
+	if (shard && at < 0) {
+		if (n_sharded == cap_sharded) {
+			cap_sharded = 2 * cap_sharded + 16;
+			xrecalloc(sharded, cap_sharded, sizeof(*sharded));
+		}
+		sharded[n_sharded++] = job_ptr->job_id;
+	} else if (!shard) {
+		sharded[at] = sharded[--n_sharded];
+	}
+	info("sched/tidal: %pJ now asks for %s per node", job_ptr,
+	     shard ? "a shard of one GPU" : "one GPU");
+	return SLURM_SUCCESS;
+}
+
 extern int tidal_resize_start_at(job_record_t *job_ptr, int gpus, int nodes)
 {
 	tidal_resize_t *r = tidal_resize_find(job_ptr->job_id);

@@ -69,8 +69,9 @@ static int _topo_gpu(gres_node_state_t *sh, int i)
 /* Whether GPU G of a node is held: whole (GPU's bit) or by shards. */
 static bool _gpu_held(gres_node_state_t *gpu, gres_node_state_t *sh, int g)
 {
-	if (gpu && gpu->gres_bit_alloc && g < (int)bit_size(gpu->gres_bit_alloc)
-	    && bit_test(gpu->gres_bit_alloc, g))
+	if (gpu && gpu->gres_bit_alloc &&
+	    g < (int)bit_size(gpu->gres_bit_alloc) &&
+	    bit_test(gpu->gres_bit_alloc, g))
 		return true;
 	if (!sh || !sh->topo_gres_cnt_alloc)
 		return false;
@@ -95,8 +96,9 @@ extern void tidal_node_gpus(node_record_t *node_ptr, int *total, int *held)
 		int g = _topo_gpu(sh, i);
 		if (g < 0 || sh->topo_gres_cnt_alloc[i] == 0)
 			continue;
-		if (!gpu->gres_bit_alloc || g >= (int)bit_size(gpu->gres_bit_alloc)
-		    || !bit_test(gpu->gres_bit_alloc, g))
+		if (!gpu->gres_bit_alloc ||
+		    g >= (int)bit_size(gpu->gres_bit_alloc) ||
+		    !bit_test(gpu->gres_bit_alloc, g))
 			(*held)++;
 	}
 	*held = MIN(*held, *total);
@@ -128,7 +130,8 @@ extern void tidal_share_limits(int *jobs_per_gpu, int *gpus_per_node)
 /* See slurm_side.h. */
 extern bool tidal_share_plain(job_record_t *job_ptr)
 {
-	const char *other[] = { job_ptr->tres_per_task, job_ptr->tres_per_socket,
+	const char *other[] = { job_ptr->tres_per_task,
+				job_ptr->tres_per_socket,
 				job_ptr->cpus_per_tres, job_ptr->mem_per_tres };
 
 	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
@@ -256,8 +259,7 @@ extern int tidal_job_shard_gpu(job_record_t *job_ptr, int node_inx)
 }
 
 /* See slurm_side.h. */
-extern int tidal_fence_raise(bitstr_t *nodes, bool shard,
-			     job_record_t *partner)
+extern int tidal_fence_raise(bitstr_t *nodes, bool shard, job_record_t *partner)
 {
 	node_record_t *node_ptr;
 
@@ -327,8 +329,8 @@ extern bool tidal_share_with(job_record_t *job_ptr, job_record_t *partner)
 {
 	if (!job_ptr->node_bitmap || !partner->node_bitmap)
 		return false;
-	for (int i = bit_ffs(job_ptr->node_bitmap); i >= 0 &&
-	     i < (int)bit_size(job_ptr->node_bitmap); i++) {
+	for (int i = bit_ffs(job_ptr->node_bitmap);
+	     i >= 0 && i < (int)bit_size(job_ptr->node_bitmap); i++) {
 		bitstr_t *a, *b;
 		bool same;
 

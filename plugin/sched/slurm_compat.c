@@ -28,6 +28,20 @@ extern int tidal_select_nodes(job_record_t *job_ptr, uint32_t scheduler_type)
 	return select_nodes(job_ptr, false, NULL, NULL, false, scheduler_type);
 }
 
+extern int tidal_update_job_gres(job_record_t *job_ptr, slurm_msg_t *msg)
+{
+	__typeof__(job_ptr->gres_list_req) old = job_ptr->gres_list_req;
+	int rc;
+
+	job_ptr->gres_list_req = NULL;
+	rc = update_job(msg, 0, false);
+	if (job_ptr->gres_list_req)
+		FREE_NULL_LIST(old);
+	else
+		job_ptr->gres_list_req = old;
+	return rc;
+}
+
 extern int tidal_will_run(job_record_t *job_ptr, bitstr_t *avail,
 			  uint32_t min_nodes, uint32_t max_nodes,
 			  uint32_t req_nodes)
@@ -132,6 +146,11 @@ extern int tidal_select_nodes(job_record_t *job_ptr, uint32_t scheduler_type)
 	job_node_select_t sel = { .job_ptr = job_ptr };
 
 	return select_nodes(&sel, false, false, scheduler_type);
+}
+
+extern int tidal_update_job_gres(job_record_t *job_ptr, slurm_msg_t *msg)
+{
+	return update_job(msg, 0, false);
 }
 
 extern int tidal_will_run(job_record_t *job_ptr, bitstr_t *avail,

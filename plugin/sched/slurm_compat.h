@@ -17,8 +17,9 @@
  *                 calls whose arguments changed (select_nodes() takes a
  *                 job_node_select_t, reservations hand back a resv_exc_t,
  *                 the array calls say whether to add to job_list, ...).
- *   TIDAL_GPU_TRES  how a job's TRES strings name GPUs: "gres:gpu" in
- *                 22.05, "gres/gpu" in 24.11 (tres_per_node, ...).
+ *   TIDAL_GPU_TRES, TIDAL_SHARD_TRES  how a job's TRES strings name GPUs
+ *                 and shards: "gres:gpu" in 22.05, "gres/gpu" in 24.11
+ *                 (tres_per_node, ...).
  *   tidal_cred_lifetime()  AuthInfo=cred_expire, asked of the credential.
  *   tidal_part_held(), tidal_acct_held()  whether a job's Reason is a
  *                 partition limit, or an association or QOS limit.
@@ -65,6 +66,7 @@
 typedef struct listIterator list_itr_t;
 typedef struct job_details job_details_t;
 #define TIDAL_GPU_TRES "gres:gpu"
+#define TIDAL_SHARD_TRES "gres:shard"
 #else
 #include "src/interfaces/cred.h"
 #include "src/interfaces/gres.h"
@@ -73,6 +75,7 @@ typedef struct job_details job_details_t;
 #include "src/slurmctld/proc_req.h"
 #include "src/stepmgr/srun_comm.h"
 #define TIDAL_GPU_TRES "gres/gpu"
+#define TIDAL_SHARD_TRES "gres/shard"
 #endif
 
 /* select_nodes() as a scheduler calls it to start JOB_PTR now (not a test,
@@ -96,6 +99,11 @@ job_record_t *tidal_array_split(job_record_t *meta);
 void tidal_array_last_task(job_record_t *meta);
 /* acct_policy_add_job_submit() with the association lock not held. */
 void tidal_acct_resubmit(job_record_t *job_ptr);
+/* update_job(MSG) for a pending job whose GRES request MSG replaces with
+ * another GRES (gpu -> shard): 22.05 lays the new request over a copy of
+ * the old one and refuses gpu and shard together, so the old list is set
+ * aside for the call (and put back if it fails); 24.11 builds it anew. */
+int tidal_update_job_gres(job_record_t *job_ptr, slurm_msg_t *msg);
 /* The credential lifetime (AuthInfo=cred_expire), seconds. */
 int tidal_cred_lifetime(void);
 /* Whether JOB_PTR's Reason is one a partition limit sets. */

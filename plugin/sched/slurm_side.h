@@ -164,6 +164,40 @@ void tidal_transit_dump(char **text);
 int tidal_transit_load_line(const char *line);
 void tidal_transit_clear(void);
 
+/* Pending JOB_PTR, asking for one GPU on each of its nodes, asks for a
+ * shard of one instead (SHARD) or for whole GPUs again (!SHARD, only if
+ * Tidal made the change).  RET SLURM_SUCCESS or an ESLURM code. */
+int tidal_request_shards(job_record_t *job_ptr, bool shard);
+
+/* ---- share.c: GPUs several jobs hold at once, through gres/shard ---- */
+
+/* Node locks held: NODE_PTR's GPUs, *TOTAL, of which *HELD are taken,
+ * whole or through shards. */
+void tidal_node_gpus(node_record_t *node_ptr, int *total, int *held);
+/* Jobs one GPU may hold at once (1: no gres/shard; -1: GresTypes has
+ * shard, but no node has registered its shards yet) and GPUs per node a
+ * sharing job may span. */
+void tidal_share_limits(int *jobs_per_gpu, int *gpus_per_node);
+/* Whether JOB_PTR's GPU request is per job or per node only (no
+ * per-task or per-socket count, no CPUs or memory per GPU): one that a
+ * shard request may replace and be replaced by. */
+bool tidal_share_plain(job_record_t *job_ptr);
+/* Shards per node JOB_PTR asks for; 0 if it asks for none. */
+int tidal_job_shards(job_record_t *job_ptr);
+/* Before the select_nodes() that starts a job, on NODES (NULL: all):
+ * close what it must not get.  SHARD: a shard job, onto PARTNER's GPUs
+ * (PARTNER holds shards on every node of NODES) or onto GPUs nobody
+ * holds; else a whole-GPU job, kept off GPUs with shards taken.  RET
+ * SLURM_SUCCESS, or ESLURM_NODES_BUSY (PARTNER holds no shard on one of
+ * NODES; nothing closed).  tidal_fence_lift() right after the call. */
+int tidal_fence_raise(bitstr_t *nodes, bool shard, job_record_t *partner);
+void tidal_fence_lift(void);
+/* The first GPU (index on the node) that JOB_PTR holds shards of on
+ * Slurm node NODE_INX; -1 if none. */
+int tidal_job_shard_gpu(job_record_t *job_ptr, int node_inx);
+/* Whether JOB_PTR's shards sit on PARTNER's GPUs on every node. */
+bool tidal_share_with(job_record_t *job_ptr, job_record_t *partner);
+
 /* ---- state.c: plugin state under StateSaveLocation ---- */
 void tidal_state_load(void);
 /* Write the state if it changed since the last write. */

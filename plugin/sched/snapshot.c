@@ -255,19 +255,6 @@ static void _drop_unseen(void)
 
 /* ---- nodes ---- */
 
-static int _add_gpus(void *x, void *arg)
-{
-	gres_state_t *gs = x;
-	gres_node_state_t *ns = gs->gres_data;
-	int *count = arg;
-
-	if (ns && !xstrcmp(gs->gres_name, "gpu")) {
-		count[0] += (int)ns->gres_cnt_avail;
-		count[1] += (int)ns->gres_cnt_alloc;
-	}
-	return 0;
-}
-
 static int _node_up(node_record_t *node_ptr)
 {
 	return !(IS_NODE_DOWN(node_ptr) || IS_NODE_DRAIN(node_ptr) ||
@@ -378,8 +365,7 @@ static void _take_nodes(void)
 			n->switch_id = _leaf_switch(node_ptr->index);
 		}
 		n->slurm_index = node_ptr->index;
-		if (node_ptr->gres_list)
-			list_for_each_ro(node_ptr->gres_list, _add_gpus, count);
+		tidal_node_gpus(node_ptr, &count[0], &count[1]);
 		n->gpus_total = count[0];
 		n->gpus_alloc = count[1];
 		n->up = _node_up(node_ptr);
@@ -404,6 +390,12 @@ static void _job_request(job_record_t *job_ptr, tidal_job_t *j)
 	it = list_iterator_create(job_ptr->gres_list_req);
 	while ((gs = list_next(it))) {
 		gres_job_state_t *js = gs->gres_data;
+		if (js && !xstrcmp(gs->gres_name, "shard")) {
+			/* A shard of one GPU per node (share.c) */
+			j->gpus += nodes;
+			j->gpus_per_node = 1;
+			continue;
+		}
 		if (xstrcmp(gs->gres_name, "gpu") || !js)
 			continue;
 		if (js->gres_per_job) {
@@ -422,8 +414,8 @@ static void _job_request(job_record_t *job_ptr, tidal_job_t *j)
 }
 
 /* The GPUs of JOB_PTR's gres/gpu allocation on its first N nodes (in
- * node order), added into PER_NODE[0..N) where it is not NULL.  RET: their
- * sum. */
+ * node order), added into PER_NODE[0..N) where it is not NULL; a GPU it
+ * holds shards of counts as one (share.c).  RET: their sum. */
 static int _gpu_alloc(job_record_t *job_ptr, int *per_node, int n)
 {
 	list_itr_t *it;
@@ -435,6 +427,19 @@ static int _gpu_alloc(job_record_t *job_ptr, int *per_node, int n)
 	it = list_iterator_create(job_ptr->gres_list_alloc);
 	while ((gs = list_next(it))) {
 		gres_job_state_t *js = gs->gres_data;
+		if (js && js->gres_bit_alloc &&
+		    !xstrcmp(gs->gres_name, "shard")) {
+			for (int k = 0; k < n && k < (int)js->node_cnt; k++) {
+				int g = js->gres_bit_alloc[k]
+						? bit_set_count(
+							  js->gres_bit_alloc[k])
+						: 0;
+				gpus += g;
+				if (per_node)
+					per_node[k] += g;
+			}
+			continue;
+		}
 		if (xstrcmp(gs->gres_name, "gpu") || !js ||
 		    !js->gres_cnt_node_alloc)
 			continue;
@@ -462,6 +467,15 @@ static void _job_alloc(job_record_t *job_ptr, tidal_job_t *j)
 		if (bit_test(job_ptr->node_bitmap, i))
 			j->alloc_node[j->n_alloc++] = i;
 	j->gpus = _gpu_alloc(job_ptr, j->alloc_gpus, j->n_alloc);
+	j->shard_node = j->shard_gpu = -1;
+	for (int k = 0; k < j->n_alloc; k++) {
+		int g = tidal_job_shard_gpu(job_ptr, j->alloc_node[k]);
+		if (g >= 0) {
+			j->shard_node = j->alloc_node[k];
+			j->shard_gpu = g;
+			break;
+		}
+	}
 }
 
 extern int tidal_alloc_gpus(job_record_t *job_ptr)
@@ -603,7 +617,7 @@ static void _count_room(bitstr_t *nodes)
 		if (!bit_test(nodes, node_ptr->index) || !_node_up(node_ptr) ||
 		    !node_ptr->gres_list)
 			continue;
-		list_for_each_ro(node_ptr->gres_list, _add_gpus, count);
+		tidal_node_gpus(node_ptr, &count[0], &count[1]);
 		free_gpus = MIN(MAX(count[0] - count[1], 0), ROOM_MAX);
 		room_memo.free_total += MAX(count[0] - count[1], 0);
 		for (int g = 0; g <= free_gpus; g++)
@@ -1128,6 +1142,8 @@ extern void tidal_snapshot_take(tidal_snap_t *snap)
 
 	memset(snap, 0, sizeof(*snap));
 	snap->now = (double)now;
+	tidal_share_limits(&snap->share_jobs_per_gpu,
+			   &snap->share_gpus_per_node);
 	cycle++;
 	FREE_NULL_BITMAP(reserved);
 	FREE_NULL_BITMAP(active_nodes);
@@ -1264,6 +1280,10 @@ extern void tidal_snapshot_finish(tidal_snap_t *snap)
 				snap->nodes[n].gpus += c->alloc_gpus[m];
 		}
 	}
+	/* Jobs sharing a GPU (share.c) each gave it back above. */
+	for (int k = 0; k < n_ncopies; k++)
+		snap->nodes[k].gpus =
+			MIN(snap->nodes[k].gpus, snap->nodes[k].gpus_total);
 	snap->n_jobs = n_order;
 	cur = NULL;
 }

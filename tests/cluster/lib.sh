@@ -13,7 +13,9 @@
 #              with switches s1 (n1, n2) and s2 (n3, n4) under top;
 #              RETURN_TO_SERVICE replaces ReturnToService=2)
 #   slurmd x4  n1..n4 (slurmd -N), own ports, 8 fake GPUs each: character
-#              devices made with mknod (major 195, like /dev/nvidiaN)
+#              devices made with mknod (major 195, like /dev/nvidiaN);
+#              with SHARDS_PER_GPU=S also gres/shard, S shards on each
+#              GPU (GresTypes=gpu,shard), for the GPU-sharing policies
 #
 # With ACCOUNTING=1 also, before slurmctld (start_accounting):
 #
@@ -154,7 +156,7 @@ SchedulerType=${SCHED_TYPE:-sched/tidal}
 ${SCHED_PARAMS-SchedulerParameters=defer,sched_interval=-1}
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
-GresTypes=gpu
+GresTypes=gpu${SHARDS_PER_GPU:+,shard}
 ProctrackType=proctrack/pgid
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
@@ -176,12 +178,14 @@ EOF
 	: >"$T/etc/gres.conf"
 	for n in $NODES; do
 		i=$((i + 1))
-		echo "NodeName=$n NodeHostname=$host NodeAddr=127.0.0.1 Port=$((PORT_CTL + i)) CPUs=16 RealMemory=4000 Gres=gpu:$GPUS_PER_NODE State=UNKNOWN" >>"$T/etc/slurm.conf"
+		echo "NodeName=$n NodeHostname=$host NodeAddr=127.0.0.1 Port=$((PORT_CTL + i)) CPUs=16 RealMemory=4000 Gres=gpu:$GPUS_PER_NODE${SHARDS_PER_GPU:+,shard:$((SHARDS_PER_GPU * GPUS_PER_NODE))} State=UNKNOWN" >>"$T/etc/slurm.conf"
 		mkdir -p "$T/dev/$n" "$T/spool/$n"
 		for g in $(seq 0 $((GPUS_PER_NODE - 1))); do
 			mknod "$T/dev/$n/nvidia$g" c 195 "$g"
 		done
 		echo "NodeName=$n Name=gpu File=$T/dev/$n/nvidia[0-$((GPUS_PER_NODE - 1))]" >>"$T/etc/gres.conf"
+		[ -z "${SHARDS_PER_GPU:-}" ] ||
+			echo "NodeName=$n Name=shard Count=$((SHARDS_PER_GPU * GPUS_PER_NODE)) File=$T/dev/$n/nvidia[0-$((GPUS_PER_NODE - 1))]" >>"$T/etc/gres.conf"
 	done
 	local all tree
 	all=$(echo $NODES | tr ' ' ',')

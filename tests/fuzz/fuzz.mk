@@ -95,7 +95,8 @@ FUZZ_ENGINE_OBJ := $(addprefix $(FUZZ_BUILD)/obj/plugin/sched/, engine.o \
 	ctl_engine.o) $(AGENTS_SRC:%.cc=$(FUZZ_BUILD)/obj/%.o) \
 	$(FUZZ_OPTIONS_OBJ) $(FUZZ_JSON_OBJ)
 FUZZ_EMU_OBJ := $(addprefix $(FUZZ_BUILD)/obj/plugin/sched/, snapshot.o \
-	apply.o resize.o state.o slurm_compat.o) $(FUZZ_BUILD)/obj/tests/emu/emu.o
+	apply.o resize.o state.o slurm_compat.o share.o) \
+	$(FUZZ_BUILD)/obj/tests/emu/emu.o
 
 -include $(FUZZ_OBJ:.o=.d) $(FUZZ_NODE_OBJ:.o=.d) $(FUZZ_ENGINE_OBJ:.o=.d) \
 	$(FUZZ_EMU_OBJ:.o=.d)

@@ -54,8 +54,9 @@ static void decide_once()
 		    0,		 4,	     0,
 		    1,		 0,	     0,
 		    nullptr,	 0,	     0,
-		    0,		 0,	     1,
-		    alloc_node,	 alloc_gpus };
+		    0,		 0,	     -1,
+		    -1,		 1,	     alloc_node,
+		    alloc_gpus };
 	jobs[1] = { 11,
 		    1001,
 		    cs("elastic"),
@@ -76,6 +77,8 @@ static void decide_once()
 		    1024,
 		    1e5,
 		    0,
+		    -1,
+		    -1,
 		    0,
 		    nullptr,
 		    nullptr };
@@ -85,8 +88,9 @@ static void decide_once()
 		    0,		 2,	    0,
 		    1,		 0,	    0,
 		    nullptr,	 0,	    0,
-		    0,		 0,	    0,
-		    nullptr,	 nullptr };
+		    0,		 0,	    -1,
+		    -1,		 0,	    nullptr,
+		    nullptr };
 	tidal_snap_t snap = {};
 	snap.now = 1700000200;
 	snap.n_nodes = 2;
