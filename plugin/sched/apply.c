@@ -1027,6 +1027,7 @@ extern int tidal_plan_apply(const tidal_snap_t *snap, const tidal_plan_t *plan,
 
 	if (todo.plan != plan || todo.decisions != plan->d)
 		_prepare(snap, plan, conf->reject_cancel);
+	tidal_share_refresh(); /* jobs may have ended since the snapshot */
 	/* Preemptions first: they free the GPUs the starts were planned on
 	 * only once the job has completed, so their starts wait a cycle. */
 	for (int k = 0; k < todo.n_act; k++) {

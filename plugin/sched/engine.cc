@@ -382,12 +382,26 @@ void Engine::fill_job(const tidal_job_t &b, double now, Job *j,
 
 void Engine::fill_cluster(const tidal_snap_t &s, Cluster *c)
 {
+	/* A node that does not answer (slurmd restarting, or slurmctld
+	 * restarted and the node not registered yet) takes no new work, but
+	 * the jobs Slurm still has running there keep their GPUs: a policy
+	 * that places every job afresh (Muri) would otherwise preempt them.
+	 * When Slurm gives up on the node it ends or requeues them itself. */
+	std::vector<int> held(s.n_nodes, 0);
+	for (int k = 0; k < s.n_jobs; k++) {
+		const tidal_job_t &b = s.jobs[k];
+		if (b.state != TIDAL_JOB_RUNNING)
+			continue;
+		for (int m = 0; m < b.n_alloc; m++)
+			if (b.alloc_node[m] >= 0 && b.alloc_node[m] < s.n_nodes)
+				held[b.alloc_node[m]] += b.alloc_gpus[m];
+	}
 	c->nodes.resize(s.n_nodes);
 	for (int i = 0; i < s.n_nodes; i++) {
 		const tidal_node_t &b = s.nodes[i];
 		Node &n = c->nodes[i];
 		n.name = b.name;
-		n.gpus = b.up ? b.gpus : 0;
+		n.gpus = b.up ? b.gpus : std::min(held[i], b.gpus);
 		n.cpus = b.cpus;
 		n.mem_mb = b.mem_mb;
 		n.switch_id = b.switch_id;
@@ -547,7 +561,21 @@ int Engine::decide(const tidal_snap_t &s, tidal_plan_t *out)
 			jobs[i].gpu_group =
 				on_gpu[{ b.shard_node, b.shard_gpu }];
 	}
-	Plan plan = policy_->decide(snap);
+	Plan plan;
+	if (policy_->shares_gpus() && s.share_jobs_per_gpu < 0) {
+		/* Shards configured, and no node has registered them yet
+		 * (slurmctld has just started): the groups cannot be seen,
+		 * so nothing moves until they can. */
+		for (const Job *j : snap.jobs)
+			plan.add(j->id,
+				 j->state == JobState::Running ? Action::Keep
+							       : Action::Hold,
+				 j->gpus,
+				 "waiting for the nodes to register their GPU "
+				 "shards");
+	} else {
+		plan = policy_->decide(snap);
+	}
 	for (const std::string &l : plan.log)
 		log += policy_->name() + ": " + l + "\n";
 	for (Decision &d : extra.decisions)

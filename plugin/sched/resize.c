@@ -288,6 +288,27 @@ static int _sharded_find(uint32_t job)
 	return -1;
 }
 
+static void _sharded_add(uint32_t job)
+{
+	if (_sharded_find(job) >= 0)
+		return;
+	if (n_sharded == cap_sharded) {
+		cap_sharded = 2 * cap_sharded + 16;
+		xrecalloc(sharded, cap_sharded, sizeof(*sharded));
+	}
+	sharded[n_sharded++] = job;
+}
+
+/* Forget the jobs that are gone or finished (job lock held). */
+static void _sharded_prune(void)
+{
+	for (int i = 0; i < n_sharded; i++) {
+		job_record_t *j = find_job_record(sharded[i]);
+		if (!j || IS_JOB_FINISHED(j))
+			sharded[i--] = sharded[--n_sharded];
+	}
+}
+
 extern int tidal_request_shards(job_record_t *job_ptr, bool shard)
 {
 	job_desc_msg_t *desc;
@@ -312,11 +333,8 @@ extern int tidal_request_shards(job_record_t *job_ptr, bool shard)
 	if (rc != SLURM_SUCCESS)
 		return rc;
 	if (shard && at < 0) {
-		if (n_sharded == cap_sharded) {
-			cap_sharded = 2 * cap_sharded + 16;
-			xrecalloc(sharded, cap_sharded, sizeof(*sharded));
-		}
-		sharded[n_sharded++] = job_ptr->job_id;
+		_sharded_prune();
+		_sharded_add(job_ptr->job_id);
 	} else if (!shard) {
 		sharded[at] = sharded[--n_sharded];
 	}
@@ -696,6 +714,8 @@ extern void tidal_transit_dump(char **text)
 			   resizes[i].phase, resizes[i].request_set,
 			   (long)resizes[i].since, resizes[i].cmd,
 			   resizes[i].at[0] ? resizes[i].at : "-");
+	for (int i = 0; i < n_sharded; i++)
+		xstrfmtcat(*text, "sharded %u\n", sharded[i]);
 }
 
 extern int tidal_transit_load_line(const char *line)
@@ -706,6 +726,10 @@ extern int tidal_transit_load_line(const char *line)
 
 	if (sscanf(line, "requeue %u %ld", &job, &when) == 2) {
 		tidal_note_requeue(job, when);
+		return 1;
+	}
+	if (sscanf(line, "sharded %u", &job) == 1) {
+		_sharded_add(job);
 		return 1;
 	}
 	_Static_assert(TIDAL_AT_MAX == 256, "the %255s below reads at[]");
@@ -728,5 +752,5 @@ extern int tidal_transit_load_line(const char *line)
 
 extern void tidal_transit_clear(void)
 {
-	n_requeued = n_resizes = 0;
+	n_requeued = n_resizes = n_sharded = 0;
 }

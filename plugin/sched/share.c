@@ -38,6 +38,12 @@
 
 #include "plugin/sched/slurm_side.h"
 
+/* Whether GresTypes names shard: without it none of this has work. */
+static bool _shards_configured(void)
+{
+	return xstrcasestr(slurm_conf.gres_plugins, "shard") != NULL;
+}
+
 /* The node's gres state called NAME, or NULL. */
 static gres_node_state_t *_node_gres(node_record_t *node_ptr, const char *name)
 {
@@ -85,7 +91,8 @@ static bool _gpu_held(gres_node_state_t *gpu, gres_node_state_t *sh, int g)
 extern void tidal_node_gpus(node_record_t *node_ptr, int *total, int *held)
 {
 	gres_node_state_t *gpu = _node_gres(node_ptr, "gpu");
-	gres_node_state_t *sh = _node_gres(node_ptr, "shard");
+	gres_node_state_t *sh =
+		_shards_configured() ? _node_gres(node_ptr, "shard") : NULL;
 
 	*total = gpu ? (int)gpu->gres_cnt_avail : 0;
 	*held = gpu ? (int)gpu->gres_cnt_alloc : 0;
@@ -110,6 +117,10 @@ extern void tidal_share_limits(int *jobs_per_gpu, int *gpus_per_node)
 	node_record_t *node_ptr;
 	int least = 0;
 
+	*jobs_per_gpu = 1;
+	*gpus_per_node = 1;
+	if (!_shards_configured())
+		return;
 	for (int i = 0; (node_ptr = next_node(&i)); i++) {
 		gres_node_state_t *sh = _node_gres(node_ptr, "shard");
 		if (!sh || !sh->topo_gres_cnt_avail)
@@ -121,10 +132,8 @@ extern void tidal_share_limits(int *jobs_per_gpu, int *gpus_per_node)
 		}
 	}
 	*jobs_per_gpu = least > 1 ? least : 1;
-	/* GresTypes names shard, and no node has told its shards yet. */
-	if (!least && xstrcasestr(slurm_conf.gres_plugins, "shard"))
+	if (!least) /* no node has told its shards yet */
 		*jobs_per_gpu = -1;
-	*gpus_per_node = 1;
 }
 
 /* See slurm_side.h. */
@@ -138,6 +147,119 @@ extern bool tidal_share_plain(job_record_t *job_ptr)
 		if (other[i] && other[i][0])
 			return false;
 	return true;
+}
+
+/* ---- what the jobs hold ---- */
+
+/* Shards held per GPU of each node, as the jobs' own records say:
+ * [node index][GPU index]. */
+static uint64_t **held;
+static int *held_len;
+static int held_nodes;
+
+static void _held_add(job_record_t *job_ptr)
+{
+	list_itr_t *it;
+	gres_state_t *gs;
+
+	if (!job_ptr->gres_list_alloc || !job_ptr->node_bitmap)
+		return;
+	it = list_iterator_create(job_ptr->gres_list_alloc);
+	while ((gs = list_next(it))) {
+		gres_job_state_t *js = gs->gres_data;
+		int k = 0;
+
+		if (xstrcmp(gs->gres_name, "shard") || !js ||
+		    !js->gres_bit_alloc)
+			continue;
+		for (int i = bit_ffs(job_ptr->node_bitmap);
+		     i >= 0 && i < held_nodes && k < (int)js->node_cnt; i++) {
+			int n;
+
+			if (!bit_test(job_ptr->node_bitmap, i))
+				continue;
+			n = js->gres_bit_alloc[k]
+				    ? (int)bit_size(js->gres_bit_alloc[k])
+				    : 0;
+			if (n > held_len[i]) {
+				xrecalloc(held[i], n, sizeof(**held));
+				held_len[i] = n;
+			}
+			for (int g = 0; g < n; g++)
+				held[i][g] += tidal_shards_on(js, k, g);
+			k++;
+		}
+	}
+	list_iterator_destroy(it);
+}
+
+static int _held_one(void *x, void *arg)
+{
+	job_record_t *job_ptr = x;
+
+	if (IS_JOB_RUNNING(job_ptr) || IS_JOB_SUSPENDED(job_ptr))
+		_held_add(job_ptr);
+	return 0;
+}
+
+/* Make NODE_PTR's shard counts per GPU (and its "shards taken" bits) say
+ * what its jobs hold.  Slurm 22.05 loses them when slurmctld restarts: it
+ * rebuilds the counts from bitmaps that say only "some shard here", and it
+ * clears a GPU's bit when the first of its shard jobs ends. */
+static void _repair(node_record_t *node_ptr)
+{
+	gres_node_state_t *sh = _node_gres(node_ptr, "shard");
+	int i = node_ptr->index;
+
+	if (!sh || !sh->topo_gres_cnt_alloc)
+		return;
+	for (int t = 0; t < sh->topo_cnt; t++) {
+		int g = _topo_gpu(sh, t);
+		uint64_t want = g >= 0 && g < held_len[i] ? held[i][g] : 0;
+
+		if (g < 0)
+			continue;
+		if (sh->topo_gres_cnt_alloc[t] != want) {
+			info("sched/tidal: node %s GPU %d: its jobs hold "
+			     "%" PRIu64 " shards, Slurm counted %" PRIu64
+			     "; set to %" PRIu64,
+			     node_ptr->name, g, want,
+			     sh->topo_gres_cnt_alloc[t], want);
+			sh->topo_gres_cnt_alloc[t] = want;
+		}
+		if (sh->gres_bit_alloc &&
+		    g < (int)bit_size(sh->gres_bit_alloc)) {
+			if (want)
+				bit_set(sh->gres_bit_alloc, g);
+			else
+				bit_clear(sh->gres_bit_alloc, g);
+		}
+	}
+}
+
+/* See slurm_side.h. */
+extern void tidal_share_refresh(void)
+{
+	node_record_t *node_ptr;
+
+	if (!_shards_configured())
+		return;
+	if (held_nodes != node_record_count) {
+		for (int i = 0; i < held_nodes; i++)
+			xfree(held[i]);
+		xfree(held);
+		xfree(held_len);
+		held_nodes = node_record_count;
+		held = xcalloc(held_nodes + 1, sizeof(*held));
+		held_len = xcalloc(held_nodes + 1, sizeof(*held_len));
+	}
+	for (int i = 0; i < held_nodes; i++)
+		if (held[i])
+			memset(held[i], 0, held_len[i] * sizeof(**held));
+	list_for_each_ro(job_list, _held_one, NULL);
+	for (int i = 0; (node_ptr = next_node(&i)); i++)
+		if (i < held_nodes)
+			_repair(node_ptr);
 }
 
 /* ---- fences ---- */
@@ -204,23 +326,6 @@ static void _close_gpu(gres_node_state_t *gpu, int g)
 	}
 }
 
-/* 22.05 clears a GPU's "shards taken" bit when the first of its shard
- * jobs ends: set it again from the counts. */
-static void _resync_shard_bits(gres_node_state_t *sh)
-{
-	if (!sh->gres_bit_alloc || !sh->topo_gres_cnt_alloc)
-		return;
-	for (int i = 0; i < sh->topo_cnt; i++) {
-		int g = _topo_gpu(sh, i);
-		if (g < 0 || g >= (int)bit_size(sh->gres_bit_alloc))
-			continue;
-		if (sh->topo_gres_cnt_alloc[i] > 0)
-			bit_set(sh->gres_bit_alloc, g);
-		else
-			bit_clear(sh->gres_bit_alloc, g);
-	}
-}
-
 /* The GPUs (bits) JOB_PTR's shards sit on, on node NODE_INX; NULL if it
  * holds none there.  Caller frees. */
 static bitstr_t *_job_shard_gpus(job_record_t *job_ptr, int node_inx)
@@ -262,19 +367,24 @@ extern int tidal_job_shard_gpu(job_record_t *job_ptr, int node_inx)
 extern int tidal_fence_raise(bitstr_t *nodes, bool shard, job_record_t *partner)
 {
 	node_record_t *node_ptr;
+	int first = nodes ? bit_ffs(nodes) : 0;
+	int last = nodes ? bit_fls(nodes) : node_record_count - 1;
 
 	n_fences = 0;
-	for (int i = 0; (node_ptr = next_node(&i)); i++) {
+	if (!_shards_configured() || first < 0)
+		return SLURM_SUCCESS;
+	for (int i = first; i <= last && (node_ptr = next_node(&i)); i++) {
 		gres_node_state_t *gpu, *sh;
 		bitstr_t *open = NULL;
 
+		if (i > last)
+			break;
 		if (nodes && !bit_test(nodes, node_ptr->index))
 			continue;
 		sh = _node_gres(node_ptr, "shard");
 		if (!sh || !sh->topo_gres_cnt_alloc)
 			continue; /* nothing is shared here */
 		gpu = _node_gres(node_ptr, "gpu");
-		_resync_shard_bits(sh);
 		if (!shard) {
 			/* Whole GPUs only where no shard is taken. */
 			for (int t = 0; gpu && t < sh->topo_cnt; t++)

@@ -28,6 +28,16 @@ extern int tidal_select_nodes(job_record_t *job_ptr, uint32_t scheduler_type)
 	return select_nodes(job_ptr, false, NULL, NULL, false, scheduler_type);
 }
 
+extern uint64_t tidal_shards_on(gres_job_state_t *js, int k, int bit)
+{
+	if (!js->gres_bit_alloc || k >= (int)js->node_cnt ||
+	    !js->gres_bit_alloc[k] ||
+	    bit >= (int)bit_size(js->gres_bit_alloc[k]) ||
+	    !bit_test(js->gres_bit_alloc[k], bit))
+		return 0;
+	return js->gres_per_node ? js->gres_per_node : 1;
+}
+
 extern int tidal_update_job_gres(job_record_t *job_ptr, slurm_msg_t *msg)
 {
 	__typeof__(job_ptr->gres_list_req) old = job_ptr->gres_list_req;
@@ -146,6 +156,18 @@ extern int tidal_select_nodes(job_record_t *job_ptr, uint32_t scheduler_type)
 	job_node_select_t sel = { .job_ptr = job_ptr };
 
 	return select_nodes(&sel, false, false, scheduler_type);
+}
+
+extern uint64_t tidal_shards_on(gres_job_state_t *js, int k, int bit)
+{
+	if (!js->gres_bit_alloc || k >= (int)js->node_cnt ||
+	    !js->gres_bit_alloc[k] ||
+	    bit >= (int)bit_size(js->gres_bit_alloc[k]) ||
+	    !bit_test(js->gres_bit_alloc[k], bit))
+		return 0;
+	if (js->gres_per_bit_alloc && js->gres_per_bit_alloc[k])
+		return js->gres_per_bit_alloc[k][bit];
+	return js->gres_per_node ? js->gres_per_node : 1;
 }
 
 extern int tidal_update_job_gres(job_record_t *job_ptr, slurm_msg_t *msg)

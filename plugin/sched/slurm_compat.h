@@ -104,6 +104,10 @@ void tidal_acct_resubmit(job_record_t *job_ptr);
  * the old one and refuses gpu and shard together, so the old list is set
  * aside for the call (and put back if it fails); 24.11 builds it anew. */
 int tidal_update_job_gres(job_record_t *job_ptr, slurm_msg_t *msg);
+/* Shards a job's allocation JS holds of GPU BIT on its K-th node: 22.05
+ * keeps one count per node (gres_per_node), 24.11 one per GPU
+ * (gres_per_bit_alloc). */
+uint64_t tidal_shards_on(gres_job_state_t *js, int k, int bit);
 /* The credential lifetime (AuthInfo=cred_expire), seconds. */
 int tidal_cred_lifetime(void);
 /* Whether JOB_PTR's Reason is one a partition limit sets. */

@@ -171,6 +171,10 @@ int tidal_request_shards(job_record_t *job_ptr, bool shard);
 
 /* ---- share.c: GPUs several jobs hold at once, through gres/shard ---- */
 
+/* Job and node write locks held: count the shards the jobs hold on each
+ * GPU, and make the nodes' counts agree (Slurm 22.05 loses them on a
+ * restart).  Before a snapshot and before applying a plan. */
+void tidal_share_refresh(void);
 /* Node locks held: NODE_PTR's GPUs, *TOTAL, of which *HELD are taken,
  * whole or through shards. */
 void tidal_node_gpus(node_record_t *node_ptr, int *total, int *held);

@@ -1142,6 +1142,7 @@ extern void tidal_snapshot_take(tidal_snap_t *snap)
 
 	memset(snap, 0, sizeof(*snap));
 	snap->now = (double)now;
+	tidal_share_refresh();
 	tidal_share_limits(&snap->share_jobs_per_gpu,
 			   &snap->share_gpus_per_node);
 	cycle++;

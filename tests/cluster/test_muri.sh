@@ -11,6 +11,7 @@
 #     for both, and every pair is one io and one gpu job
 #   a whole-GPU job (--gpus=2 on one node) waits: no shared GPU is free,
 #     to Slurm or to Tidal
+#   kill -9 slurmctld and start it again: every job keeps its shard
 #   tidalctl explain names the partner and the group's iteration time
 #   one member cancelled: its partner runs on, and its GPU still counts
 #     as held (no whole-GPU job is given it)
@@ -90,11 +91,41 @@ pairs_ok() {
 }
 check "each of the 4 GPUs is held by two jobs, an io and a gpu job (shard:1 each)" pairs_ok
 
+# kill -9 slurmctld while grouped: Slurm's own state keeps every shard,
+# the plugin's keeps which requests it changed; nothing moves.
+before=$(for j in "${ids[@]}"; do echo "$j $(shard_gpus "$j")"; done)
+sleep 6 # slurmctld's own state save comes within 5 s of a change
+pid=$(cat "$T/run/slurmctld.pid")
+say "kill -9 slurmctld ($pid)"
+kill -9 "$pid"
+wait_for 10 eval "! kill -0 $pid"
+start_slurmctld || { say "slurmctld did not restart"; dump_logs; exit 1; }
+check "slurmctld answers again" wait_for 60 scontrol ping
+check "the plugin restored its state" \
+	wait_for 30 grep -q "state restored from $T/state/tidal_state" "$T/log/slurmctld.log"
+check "it remembers the eight requests it made shards of" \
+	test "$(grep -c '^sharded ' "$T/state/tidal_state")" -eq 8
+sleep 4 # cycles of the restarted plugin
+after=$(for j in "${ids[@]}"; do echo "$j $(shard_gpus "$j")"; done)
+check "after the restart every job runs on, with the shard it had" \
+	test "$before" = "$after" -a "$(running_count)" -eq 8
+[ "$before" = "$after" ] || {
+	diff <(echo "$before") <(echo "$after")
+	grep -E "sched/tidal: .*(preempt|requeue|started|Preempt)" "$T/log/slurmctld.log" | tail -20
+}
+
+# Until the nodes register their shards again (slurmd answers the new
+# slurmctld's ping), muri waits, keeping every job as it is.
 a=${ids[0]}
-explain=$("$TIDALCTL" explain "$a" 2>&1)
-echo "$explain" | sed 's/^/    /'
+names_partner() {
+	"$TIDALCTL" explain "$1" 2>&1 |
+		grep -q "Reason=interleaved with job [0-9]* ([0-9.]* s per iteration)"
+}
 check "tidalctl explain $a names its partner and the group's iteration time" \
-	grep -q "Reason=interleaved with job [0-9]* ([0-9.]* s per iteration)" <<<"$explain"
+	wait_for 90 names_partner "$a"
+"$TIDALCTL" explain "$a" 2>&1 | sed 's/^/    /'
+say "shard counts the plugin set right after the restart: $(grep -c 'Slurm counted' "$T/log/slurmctld.log")"
+grep 'Slurm counted' "$T/log/slurmctld.log" | head -4 | sed 's/^/    /'
 
 # On node n1: GPU ga keeps one of its two jobs, the other GPU none.
 ga=$(shard_gpus "$a")
