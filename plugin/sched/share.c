@@ -116,6 +116,7 @@ extern void tidal_share_limits(int *jobs_per_gpu, int *gpus_per_node)
 {
 	node_record_t *node_ptr;
 	int least = 0;
+	bool untold = false;
 
 	*jobs_per_gpu = 1;
 	*gpus_per_node = 1;
@@ -123,16 +124,22 @@ extern void tidal_share_limits(int *jobs_per_gpu, int *gpus_per_node)
 		return;
 	for (int i = 0; (node_ptr = next_node(&i)); i++) {
 		gres_node_state_t *sh = _node_gres(node_ptr, "shard");
-		if (!sh || !sh->topo_gres_cnt_avail)
-			continue;
-		for (int t = 0; t < sh->topo_cnt; t++) {
+		bool told = false;
+
+		for (int t = 0;
+		     sh && sh->topo_gres_cnt_avail && t < sh->topo_cnt; t++) {
 			int n = (int)sh->topo_gres_cnt_avail[t];
 			if (n > 0 && (!least || n < least))
 				least = n;
+			told |= n > 0;
 		}
+		/* Shards in its Gres= that its slurmd has not told the
+		 * devices of (it registers after a restart of slurmctld). */
+		if (!told && xstrcasestr(node_ptr->gres, "shard"))
+			untold = true;
 	}
 	*jobs_per_gpu = least > 1 ? least : 1;
-	if (!least) /* no node has told its shards yet */
+	if (!least && untold)
 		*jobs_per_gpu = -1;
 }
 

@@ -178,8 +178,8 @@ void tidal_share_refresh(void);
 /* Node locks held: NODE_PTR's GPUs, *TOTAL, of which *HELD are taken,
  * whole or through shards. */
 void tidal_node_gpus(node_record_t *node_ptr, int *total, int *held);
-/* Jobs one GPU may hold at once (1: no gres/shard; -1: GresTypes has
- * shard, but no node has registered its shards yet) and GPUs per node a
+/* Jobs one GPU may hold at once (1: no gres/shard; -1: nodes have shards
+ * in their Gres=, but none has registered them yet) and GPUs per node a
  * sharing job may span. */
 void tidal_share_limits(int *jobs_per_gpu, int *gpus_per_node);
 /* Whether JOB_PTR's GPU request is per job or per node only (no

@@ -61,14 +61,15 @@ at_least_running() { [ "$(running_count)" -ge "$1" ]; }
 
 ids=()
 kind=()
-# Held, then released at once: one burst, grouped in one cycle (jobs that
-# arrive one by one join the groups running then).
+# One begin time for all: they become eligible in the same second and are
+# grouped in one cycle (jobs that arrive one by one join the groups running
+# then: a running group is not regrouped).
+begin=$(date -d '+20 sec' +%Y-%m-%dT%H:%M:%S)
 for m in io gpu io gpu io gpu io gpu; do
-	ids+=("$(submit -H --gpus=1 -t 10 --train-model=$m --wrap 'sleep 300')")
+	ids+=("$(submit --begin="$begin" --gpus=1 -t 10 --train-model=$m --wrap 'sleep 300')")
 	kind+=("$m")
 done
-scontrol release "$(IFS=,; echo "${ids[*]}")"
-check "all eight 1-GPU jobs run at once on 4 GPUs" wait_for 40 at_least_running 8
+check "all eight 1-GPU jobs run at once on 4 GPUs" wait_for 60 at_least_running 8
 show_queue
 
 declare -A holders
