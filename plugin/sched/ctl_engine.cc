@@ -135,6 +135,9 @@ wire::CtlRecord job_record(const JobView &v, bool full)
 		else
 			put_none(o, "Deadline");
 		put_num(o, "AttainedGPUSec", std::round(j.attained));
+		/* Jobs on the same GPUs (gres/shard: sched_tidal(8)) */
+		if (!v.partners.empty())
+			put_str(o, "SharesGPUsWith", v.partners);
 	}
 	put_str(o, "Action", v.decided ? action_name(v.decision.action) : "");
 	/* The policy's order, apart from the Reason (which Slurm shows too,

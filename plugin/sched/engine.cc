@@ -637,13 +637,23 @@ void Engine::record(const tidal_snap_t &s, const std::vector<Job> &jobs,
 		if (b.switch_id >= 0 && b.switch_id < s.n_switches)
 			n.leaf_switch = s.switches[b.switch_id].name;
 	}
-	for (const Job &j : jobs)
+	/* A shared GPU counts once, whoever of its jobs comes first. */
+	std::set<std::pair<int, JobId>> shared_seen;
+	std::map<JobId, std::vector<JobId>> groups;
+	for (const Job &j : jobs) {
+		if (j.gpu_group)
+			groups[j.gpu_group].push_back(j.id);
 		for (const NodeShare &ns : j.placement)
 			if (ns.node >= 0 && ns.node < s.n_nodes && ns.gpus > 0) {
-				last_.nodes[ns.node].gpus_alloc += ns.gpus;
+				if (!j.gpu_group ||
+				    shared_seen.insert({ ns.node, j.gpu_group })
+					    .second)
+					last_.nodes[ns.node].gpus_alloc +=
+						ns.gpus;
 				last_.nodes[ns.node].jobs.emplace_back(
 					(std::uint32_t)j.id, ns.gpus);
 			}
+	}
 	last_.jobs.reserve(jobs.size());
 	for (size_t i = 0; i < jobs.size(); i++) {
 		JobView v;
@@ -658,6 +668,13 @@ void Engine::record(const tidal_snap_t &s, const std::vector<Job> &jobs,
 			v.decision = *it->second;
 			v.decided = true;
 		}
+		if (jobs[i].gpu_group)
+			for (JobId id : groups[jobs[i].gpu_group])
+				if (id != jobs[i].id)
+					v.partners +=
+						(v.partners.empty() ? ""
+								    : ",") +
+						std::to_string(id);
 		last_.jobs.push_back(std::move(v));
 	}
 	cycles_++;

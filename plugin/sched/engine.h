@@ -43,6 +43,8 @@ struct JobView {
 	std::string nodes; /* names of the nodes it runs on */
 	Decision decision;
 	bool decided = false;
+	/* Running on a shared GPU: the other jobs on it, "12,14"; "" none. */
+	std::string partners;
 };
 
 /* One node as tidalctl shows it. */

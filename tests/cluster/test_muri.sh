@@ -128,7 +128,6 @@ check "tidalctl explain $a names its partner and the group's iteration time" \
 say "shard counts the plugin set right after the restart: $(grep -c 'Slurm counted' "$T/log/slurmctld.log")"
 grep 'Slurm counted' "$T/log/slurmctld.log" | head -4 | sed 's/^/    /'
 
-# On node n1: GPU ga keeps one of its two jobs, the other GPU none.
 ga=$(shard_gpus "$a")
 node=${ga%%:*}
 partner="" others=()
@@ -139,6 +138,13 @@ for i in "${!ids[@]}"; do
 	elif [ "${g%%:*}" = "$node" ]; then others+=("$j")
 	fi
 done
+check "tidalctl show job $a: SharesGPUsWith=$partner" \
+	eval '"$TIDALCTL" -o show job "$a" | grep -q "SharesGPUsWith=$partner\b"'
+"$TIDALCTL" show nodes | sed 's/^/    /'
+check "tidalctl show nodes counts each shared GPU once: 2 of 2 held, 0 free on each node" \
+	test "$("$TIDALCTL" -o show nodes | grep -c 'AllocGPUs=2 .*FreeGPUs=0')" -eq 2
+
+# On node $node: GPU $ga keeps one of its two jobs, the other GPU none.
 say "cancelling $a (on $ga) and ${others[*]} (the other GPU of $node); $partner stays"
 scancel "$a" "${others[@]}"
 sleep 4
