@@ -8,13 +8,17 @@
 # pairs them, each io job with a gpu job, and all eight run at once.
 #
 #   every GPU is held by two jobs: scontrol show job -d says shard:1(IDX:g)
-#     for both, and every pair is one io and one gpu job
-#   a whole-GPU job (--gpus=2 on one node) waits: no shared GPU is free,
-#     to Slurm or to Tidal
-#   kill -9 slurmctld and start it again: every job keeps its shard
-#   tidalctl explain names the partner and the group's iteration time
-#   one member cancelled: its partner runs on, and its GPU still counts
-#     as held (no whole-GPU job is given it)
+#     for both (22.05; 24.11 shard:1(1/4,0/4)), and every pair is one io
+#     and one gpu job
+#   kill -9 slurmctld and start it again: every job keeps its shard, the
+#     plugin the requests it made shards of
+#   tidalctl explain names the partner and the group's iteration time,
+#     show job SharesGPUsWith=, show nodes counts a shared GPU once
+#   one member cancelled (and the jobs of the other GPU of its node): its
+#     partner runs on with its shard
+#   a whole-GPU job asking for both GPUs of that node waits (one is free,
+#     one shared: Slurm 22.05 alone would hand it out) and gets them whole
+#     once the partner ends
 #   all gone: no shard and no GPU held anywhere
 #
 # GPL-2.0-or-later.
