@@ -319,6 +319,18 @@ cluster_up() { # cluster_up "Policy=fifo ..."
 
 asan_runtime() { ${CC:-gcc} -print-file-name=libasan.so; }
 
+# restart_slurmctld_hard: kill -9 this cluster's slurmctld, wait until it
+# is gone, and start it again (its state from StateSaveLocation).  RET 1
+# if it did not start.
+restart_slurmctld_hard() {
+	local pid
+	pid=$(cat "$T/run/slurmctld.pid")
+	say "kill -9 slurmctld ($pid)"
+	kill -9 "$pid"
+	wait_for 10 eval "! kill -0 $pid"
+	start_slurmctld
+}
+
 # start_slurmctld [ARGS...]: this cluster's slurmctld, under the sanitizer
 # runtime where SAN_PLUGIN is set (reports in $T/log/san-slurmctld.PID).
 start_slurmctld() {

@@ -100,11 +100,7 @@ check "each of the 4 GPUs is held by two jobs, an io and a gpu job (shard:1 each
 # the plugin's keeps which requests it changed; nothing moves.
 before=$(for j in "${ids[@]}"; do echo "$j $(shard_gpus "$j")"; done)
 sleep 6 # slurmctld's own state save comes within 5 s of a change
-pid=$(cat "$T/run/slurmctld.pid")
-say "kill -9 slurmctld ($pid)"
-kill -9 "$pid"
-wait_for 10 eval "! kill -0 $pid"
-start_slurmctld || { say "slurmctld did not restart"; dump_logs; exit 1; }
+restart_slurmctld_hard || { say "slurmctld did not restart"; dump_logs; exit 1; }
 check "slurmctld answers again" wait_for 60 scontrol ping
 check "the plugin restored its state" \
 	wait_for 30 grep -q "state restored from $T/state/tidal_state" "$T/log/slurmctld.log"

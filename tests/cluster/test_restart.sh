@@ -42,11 +42,7 @@ ra=$(runs "$a"); rb=$(runs "$b"); rc=$(runs "$c")
 # plugin saves the job state in the cycle that started B and C, so a
 # kill -9 as soon as their scripts run must not forget the starts.
 
-pid=$(cat "$T/run/slurmctld.pid")
-say "kill -9 slurmctld ($pid)"
-kill -9 "$pid"
-wait_for 10 eval "! kill -0 $pid"
-start_slurmctld || { say "slurmctld did not restart"; dump_logs; exit 1; }
+restart_slurmctld_hard || { say "slurmctld did not restart"; dump_logs; exit 1; }
 check "slurmctld answers again" wait_for 60 scontrol ping
 check "the plugin restored its state" \
 	wait_for 30 grep -q "state restored from $T/state/tidal_state" "$T/log/slurmctld.log"
