@@ -21,13 +21,7 @@
 #include "src/slurmctld/node_scheduler.h"
 #include "src/slurmctld/reservation.h"
 
-#ifdef TIDAL_SLURM_22_05
-
-extern int tidal_select_nodes(job_record_t *job_ptr, uint32_t scheduler_type)
-{
-	return select_nodes(job_ptr, false, NULL, NULL, false, scheduler_type);
-}
-
+/* Both versions; only 24.11 counts per GPU (gres_per_bit_alloc). */
 extern uint64_t tidal_shards_on(gres_job_state_t *js, int k, int bit)
 {
 	if (!js->gres_bit_alloc || k >= (int)js->node_cnt ||
@@ -35,7 +29,18 @@ extern uint64_t tidal_shards_on(gres_job_state_t *js, int k, int bit)
 	    bit >= (int)bit_size(js->gres_bit_alloc[k]) ||
 	    !bit_test(js->gres_bit_alloc[k], bit))
 		return 0;
+#ifdef TIDAL_SLURM_24_11
+	if (js->gres_per_bit_alloc && js->gres_per_bit_alloc[k])
+		return js->gres_per_bit_alloc[k][bit];
+#endif
 	return js->gres_per_node ? js->gres_per_node : 1;
+}
+
+#ifdef TIDAL_SLURM_22_05
+
+extern int tidal_select_nodes(job_record_t *job_ptr, uint32_t scheduler_type)
+{
+	return select_nodes(job_ptr, false, NULL, NULL, false, scheduler_type);
 }
 
 extern int tidal_update_job_gres(job_record_t *job_ptr, slurm_msg_t *msg)
@@ -156,18 +161,6 @@ extern int tidal_select_nodes(job_record_t *job_ptr, uint32_t scheduler_type)
 	job_node_select_t sel = { .job_ptr = job_ptr };
 
 	return select_nodes(&sel, false, false, scheduler_type);
-}
-
-extern uint64_t tidal_shards_on(gres_job_state_t *js, int k, int bit)
-{
-	if (!js->gres_bit_alloc || k >= (int)js->node_cnt ||
-	    !js->gres_bit_alloc[k] ||
-	    bit >= (int)bit_size(js->gres_bit_alloc[k]) ||
-	    !bit_test(js->gres_bit_alloc[k], bit))
-		return 0;
-	if (js->gres_per_bit_alloc && js->gres_per_bit_alloc[k])
-		return js->gres_per_bit_alloc[k][bit];
-	return js->gres_per_node ? js->gres_per_node : 1;
 }
 
 extern int tidal_update_job_gres(job_record_t *job_ptr, slurm_msg_t *msg)
