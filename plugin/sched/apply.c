@@ -529,10 +529,16 @@ static int _share_request(const tidal_snap_t *snap, const tidal_decision_t *d,
 	if (shard == (tidal_job_shards(job_ptr) > 0))
 		return SLURM_SUCCESS;
 	rc = tidal_request_shards(job_ptr, shard);
-	if (rc != SLURM_SUCCESS)
-		error("sched/tidal: %pJ: cannot ask for %s: %s", job_ptr,
-		      shard ? "a GPU shard" : "whole GPUs again",
-		      slurm_strerror(rc));
+	if (rc != SLURM_SUCCESS) {
+		char why[160];
+
+		snprintf(why, sizeof(why),
+			 "Slurm refused to change its request to %s: %s",
+			 shard ? "a GPU shard per node" : "whole GPUs",
+			 slurm_strerror(rc));
+		error("sched/tidal: %pJ: %s", job_ptr, why);
+		tidal_set_reason(job_ptr, TIDAL_HOLD_PREFIX, why);
+	}
 	return rc;
 }
 
