@@ -7,7 +7,9 @@
 #
 # Every tier runs even after one fails; at the end, a table of every
 # tier's result and seconds (CI's budget is 90 min), then the failed
-# tiers; exits non-zero if any failed.
+# tiers, each with the scripts that failed and its first failed checks
+# (lines "FAIL - ..."), so that the last lines of a long log say what
+# broke; exits non-zero if any failed.
 set -uo pipefail
 make=$1; shift
 dir=$(mktemp -d)
@@ -17,13 +19,12 @@ run_one() { # run_one TIER PREFIX: PREFIX non-empty prefixes its lines
 	local t=$1 rc
 	date +%s >"$dir/$t.start"
 	if [ -z "$2" ]; then
-		$make --no-print-directory "$t" </dev/null
-		rc=$?
+		$make --no-print-directory "$t" </dev/null 2>&1 | tee "$dir/$t.log"
 	else
 		$make --no-print-directory "$t" </dev/null 2>&1 |
-			sed -u "s/^/$t| /"
-		rc=${PIPESTATUS[0]}
+			tee "$dir/$t.log" | sed -u "s/^/$t| /"
 	fi
+	rc=${PIPESTATUS[0]}
 	echo "$rc $(date +%s)" >"$dir/$t.end"
 }
 
@@ -50,6 +51,12 @@ printf 'make check: tiers on %s (%s CPUs)\n  %-18s %-6s %6s\n' \
 	"$(hostname)" "$(nproc)" tier result seconds
 printf '%s\n' "${rows[@]}"
 if [ ${#failed[@]} -gt 0 ]; then
+	for t in "${failed[@]}"; do
+		echo "make check: $t failed:"
+		grep -E '^[a-z0-9-]+: failed scripts: ' "$dir/$t.log" | sed 's/^/  /'
+		grep -E 'FAIL - |^\[  FAILED  \] [^0-9]' "$dir/$t.log" | head -n 15 |
+			sed 's/^/  /'
+	done
 	echo "make check: failed tiers: ${failed[*]}"
 	exit 1
 fi
