@@ -62,19 +62,23 @@ static double pair_time(const StageTimes &a, const StageTimes &b)
 	return std::max(a[0], b[1] + b[2]) + std::max(b[0], a[1] + a[2]);
 }
 
-double interleave_raw_time(const std::vector<const InterleaveJob *> &jobs,
-			   Ordering ordering)
+InterleavePlan interleave_plan(const std::vector<const InterleaveJob *> &jobs,
+			       Ordering ordering)
 {
 	int n = (int)jobs.size();
 	const StageTimes *slot[4] = {};
+	InterleavePlan plan;
 	if (ordering == Ordering::None) {
-		std::vector<const InterleaveJob *> s(jobs);
-		std::stable_sort(s.begin(), s.end(), [](auto *x, auto *y) {
-			return x->index < y->index;
-		});
 		for (int i = 0; i < n; i++)
-			slot[i] = &s[i]->stages;
-		return staggered_time(slot, n);
+			plan.order.push_back((std::size_t)i);
+		std::stable_sort(plan.order.begin(), plan.order.end(),
+				 [&](std::size_t x, std::size_t y) {
+					 return jobs[x]->index < jobs[y]->index;
+				 });
+		for (int i = 0; i < n; i++)
+			slot[i] = &jobs[plan.order[i]]->stages;
+		plan.raw = staggered_time(slot, n);
+		return plan;
 	}
 	/* itertools.permutations order: lexicographic over positions. */
 	int perm[4] = {0, 1, 2, 3};
@@ -84,15 +88,57 @@ double interleave_raw_time(const std::vector<const InterleaveJob *> &jobs,
 		for (int i = 0; i < n; i++)
 			slot[i] = &jobs[perm[i]]->stages;
 		double t = staggered_time(slot, n);
-		if (best ? t < tt : t > tt)
+		if (best ? t < tt : t > tt) {
 			tt = t;
+			plan.order.assign(perm, perm + n);
+		}
 	} while (std::next_permutation(perm, perm + n));
 	if (n == 2) {
 		double t = pair_time(jobs[0]->stages, jobs[1]->stages);
-		if (best ? t < tt : t > tt)
+		if (best ? t < tt : t > tt) {
 			tt = t;
+			plan.shape = InterleavePlan::Pair;
+			plan.order = { 0, 1 };
+		}
 	}
-	return tt;
+	if (plan.order.empty()) /* every time NaN: keep the input order */
+		for (int i = 0; i < n; i++)
+			plan.order.push_back((std::size_t)i);
+	plan.raw = tt;
+	return plan;
+}
+
+double interleave_raw_time(const std::vector<const InterleaveJob *> &jobs,
+			   Ordering ordering)
+{
+	return interleave_plan(jobs, ordering).raw;
+}
+
+std::vector<SlotRun> slot_starts(InterleavePlan::Shape shape, int n, uint64_t k)
+{
+	std::vector<SlotRun> r;
+	if (shape == InterleavePlan::Pair && n == 2) {
+		int d = (int)(k % 2); /* member D loads, the other computes */
+		r.push_back({ d, 0, 0, k + 1 });
+		r.push_back({ 1 - d, 1, 2, k + 1 });
+		return r;
+	}
+	for (int m = 0; m < n && m < 4; m++) {
+		if (k < (uint64_t)m)
+			continue;
+		switch ((k - (uint64_t)m) % 4) {
+		case 0:
+			r.push_back({ m, 0, 0, k + 2 });
+			break;
+		case 2:
+			r.push_back({ m, 1, 1, k + 1 });
+			break;
+		case 3:
+			r.push_back({ m, 2, 2, k + 1 });
+			break;
+		}
+	}
+	return r;
 }
 
 double group_iter_time(const std::vector<const InterleaveJob *> &jobs,

@@ -20,6 +20,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace tidal {
@@ -50,8 +51,42 @@ GroupFactors muri_group_factors();
  * no factor applied. */
 double staggered_time(const StageTimes *const *order, int n);
 
-/* The group time of JOBS (1 to 4) under ORDERING with no factor; for two
- * jobs the best ordering also tries Muri's direct two-job pairing. */
+/* How a group runs: the members in slot order, and the shape of the
+ * cycle, with its period (no factor).
+ *
+ *   Staggered  4 slots; member m loads data (stage 0) from boundary m to
+ *              m+2, computes (1) from m+2 to m+3, syncs (2) from m+3 to
+ *              m+4, all mod 4; a boundary is reached when every stage
+ *              ending at it is done.
+ *   Pair       two members, 2 slots: in slot 0 member 0 loads data while
+ *              member 1 computes and then syncs; in slot 1 the reverse.
+ */
+struct InterleavePlan {
+	enum Shape : unsigned char { Staggered, Pair } shape = Staggered;
+	std::vector<std::size_t> order; /* positions in JOBS, slot order */
+	double raw = 0;			/* s per group iteration, no factor */
+};
+
+/* The schedule of JOBS (1 to 4) under ORDERING; for two jobs the best
+ * ordering also tries Muri's direct two-job pairing. */
+InterleavePlan interleave_plan(const std::vector<const InterleaveJob *> &jobs,
+			       Ordering ordering);
+
+/* A stage run of a group's clock: slot position MEMBER runs stages
+ * FIRST..LAST back to back from boundary K (the one asked about) to
+ * boundary END. */
+struct SlotRun {
+	int member = 0, first = 0, last = 0;
+	uint64_t end = 0;
+};
+
+/* What starts at boundary K of a group of N (1 to 4) members run as
+ * SHAPE; boundary K+1 is reached when every run ending at it is done.
+ * Staggered: member m begins its first cycle at boundary m. */
+std::vector<SlotRun> slot_starts(InterleavePlan::Shape shape, int n,
+				 uint64_t k);
+
+/* interleave_plan(JOBS, ORDERING).raw. */
 double interleave_raw_time(const std::vector<const InterleaveJob *> &jobs,
 			   Ordering ordering);
 

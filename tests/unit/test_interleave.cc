@@ -64,6 +64,44 @@ static void test_pair(void **)
 		     1.1 * (1.33 / 1.015));
 }
 
+/* The plan: which shape and slot order give the best time, and what
+ * each boundary of it starts. */
+static void test_plan(void **)
+{
+	StageTimes a{ 1, 0.1, 0 }, b{ 0.1, 1, 0 }, c{ 3, 2, 1 }, d{ 1, 2, 3 };
+	InterleaveJob ja{ a, 0, 0 }, jb{ b, 0, 1 }, jc{ c, 0, 0 },
+		jd{ d, 0, 1 };
+	InterleavePlan p = interleave_plan({ &ja, &jb }, Ordering::Best);
+	assert_int_equal(p.shape, InterleavePlan::Pair);
+	assert_close(p.raw, 1.1);
+	p = interleave_plan({ &jc, &jd, &jc }, Ordering::Best);
+	assert_int_equal(p.shape, InterleavePlan::Staggered);
+	assert_int_equal(p.order.size(), 3);
+	assert_close(p.raw, raw({ c, d, c }, Ordering::Best));
+	/* pair: even boundaries, member 0 loads while member 1 computes
+	 * and syncs; odd ones the reverse */
+	auto r = slot_starts(InterleavePlan::Pair, 2, 4);
+	assert_int_equal(r.size(), 2);
+	assert_int_equal(r[0].member, 0);
+	assert_int_equal(r[0].first, 0);
+	assert_int_equal(r[1].first, 1);
+	assert_int_equal(r[1].last, 2);
+	assert_int_equal(r[1].end, 5);
+	/* staggered, 2 members at boundary 5: member 1 loads (until 7),
+	 * member 0 syncs (5 - 0 = 1 mod 4: nothing; 5 - 1 = 0: load) */
+	r = slot_starts(InterleavePlan::Staggered, 2, 5);
+	assert_int_equal(r.size(), 1);
+	assert_int_equal(r[0].member, 1);
+	assert_int_equal(r[0].first, 0);
+	assert_int_equal(r[0].end, 7);
+	r = slot_starts(InterleavePlan::Staggered, 2, 7);
+	assert_int_equal(r.size(), 2); /* member 0 syncs, member 1 computes */
+	assert_int_equal(r[0].member, 0);
+	assert_int_equal(r[0].first, 2);
+	assert_int_equal(r[1].member, 1);
+	assert_int_equal(r[1].first, 1);
+}
+
 /* Three and four jobs: the minimum and maximum over all 3! / 4! slot
  * orders of the recurrence (MODEL.md §4.5). */
 static void test_three_and_four(void **)
@@ -101,6 +139,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_single_job),
 		cmocka_unit_test(test_pair),
+		cmocka_unit_test(test_plan),
 		cmocka_unit_test(test_three_and_four),
 		cmocka_unit_test(test_antman_iterations),
 	};
