@@ -560,6 +560,8 @@ std::string encode(const JobPlanReply &m)
 		return to_line(o);
 	put_int(o, "job", (int64_t)m.job);
 	put_int(o, "batch", m.batch);
+	if (m.group_size > 0)
+		put_int(o, "group_size", m.group_size);
 	return to_line(o);
 }
 
@@ -570,6 +572,8 @@ bool decode(const std::string &line, JobPlanReply *out)
 		int64_t b;
 		if (get_integer_in(r, "batch", 0, 1000000000, &b) > 0)
 			out->batch = b;
+		if (get_integer_in(r, "group_size", 1, 4, &b) > 0)
+			out->group_size = (int)b;
 	});
 }
 
@@ -577,6 +581,8 @@ bool decode(const std::string &line, JobPlanReply *out)
 
 std::string encode(const LocalRequest &m)
 {
+	if (m.op == "interleave")
+		return encode(m.join);
 	json_object *o = new_message(m.op.c_str());
 	if (m.op == "job_plan")
 		put_int(o, "job", (int64_t)m.job);
@@ -588,6 +594,158 @@ std::string encode(const LocalRequest &m)
 			put_int(o, "step", (int64_t)m.step);
 	}
 	return to_line(o);
+}
+
+std::string encode(const InterleaveJoin &m)
+{
+	json_object *o = new_message("interleave");
+	put_int(o, "job", (int64_t)m.job);
+	put_int(o, "rank", (int64_t)m.rank);
+	put_str(o, "group", m.group);
+	put_int(o, "size", m.size);
+	json_object *a = json_object_new_array();
+	for (double x : m.stages)
+		json_object_array_add(a, json_object_new_double(x));
+	put(o, "stages", a);
+	return to_line(o);
+}
+
+/* KEY's array of finite numbers in [0, HI] (at most MAX of them) into
+ * *OUT: RET false if it is absent or breaks that. */
+static bool numbers(json_object *o, const char *key, double hi, size_t max,
+		    std::vector<double> *out)
+{
+	json_object *a = array(o, key);
+	if (!a || json_object_array_length(a) > max)
+		return false;
+	for (size_t i = 0; i < json_object_array_length(a); i++) {
+		json_object *e = json_object_array_get_idx(a, i);
+		if (!json_object_is_type(e, json_type_double) &&
+		    !json_object_is_type(e, json_type_int))
+			return false;
+		double v = json_object_get_double(e);
+		if (!std::isfinite(v) || v < 0 || v > hi)
+			return false;
+		out->push_back(v);
+	}
+	return true;
+}
+
+static bool group_name_ok(const std::string &g)
+{
+	if (g.empty() || g.size() > 64)
+		return false;
+	for (unsigned char c : g)
+		if (!isalnum(c) && c != '.' && c != '_' && c != ':' && c != '-')
+			return false;
+	return true;
+}
+
+/* The interleave op's fields of O into *J: RET "" or the rule broken. */
+static std::string join_of(json_object *o, InterleaveJoin *j)
+{
+	int64_t v;
+	if (get_integer_in(o, "job", 1, kMaxJobId, &v) <= 0)
+		return "interleave: \"job\" must be a job id > 0";
+	j->job = (uint64_t)v;
+	switch (get_integer_in(o, "rank", 0, 65535, &v)) {
+	case -1:
+		return "interleave: \"rank\" must be an integer from 0 to "
+		       "65535";
+	case 1:
+		j->rank = (uint64_t)v;
+	}
+	j->group = get_string(o, "group");
+	if (!group_name_ok(j->group))
+		return "interleave: \"group\" must be 1 to 64 of A-Z a-z 0-9 . "
+		       "_ : -";
+	if (get_integer_in(o, "size", 1, 4, &v) <= 0)
+		return "interleave: \"size\" must be an integer from 1 to 4";
+	j->size = (int)v;
+	double sum = 0;
+	if (!numbers(o, "stages", 3600, 3, &j->stages) || j->stages.size() != 3)
+		return "interleave: \"stages\" must be 3 numbers of seconds, "
+		       "each 0 to 3600";
+	for (double x : j->stages)
+		sum += x;
+	if (!(sum > 0))
+		return "interleave: \"stages\" must not all be 0";
+	return "";
+}
+
+std::string encode(const Turn &m)
+{
+	json_object *o = new_message("turn");
+	put_int(o, "first", m.first);
+	put_int(o, "last", m.last);
+	put_num(o, "factor", m.factor);
+	put_int(o, "n", m.n);
+	put_int(o, "position", m.position);
+	return to_line(o);
+}
+
+bool decode(const std::string &line, Turn *out, std::string *err)
+{
+	*out = Turn();
+	json_object *o = parse_object(line);
+	if (!o) {
+		*err = "not a JSON object";
+		return false;
+	}
+	std::string why;
+	int64_t first, last, n, pos;
+	if (json_object_object_get_ex(o, "ok", nullptr) && !reply_ok(o, &why))
+		*err = why;
+	else if (get_string(o, "op") != "turn")
+		*err = "not a turn";
+	else if (get_integer_in(o, "first", 0, 2, &first) <= 0 ||
+		 get_integer_in(o, "last", first, 2, &last) <= 0)
+		*err = "turn: \"first\" and \"last\" must be stages 0 to 2, "
+		       "first <= last";
+	else if (!number(o, "factor") || num(o, "factor") <= 0 ||
+		 num(o, "factor") > 100)
+		*err = "turn: \"factor\" must be a number above 0, at most 100";
+	else if (get_integer_in(o, "n", 1, 4, &n) <= 0 ||
+		 get_integer_in(o, "position", 0, n - 1, &pos) <= 0)
+		*err = "turn: \"n\" must be 1 to 4 and \"position\" 0 to n-1";
+	else {
+		out->first = (int)first;
+		out->last = (int)last;
+		out->factor = num(o, "factor");
+		out->n = (int)n;
+		out->position = (int)pos;
+	}
+	json_object_put(o);
+	return err->empty();
+}
+
+std::string encode(const TurnDone &m)
+{
+	json_object *o = new_message("turn_done");
+	json_object *a = json_object_new_array();
+	for (double x : m.secs)
+		json_object_array_add(a, json_object_new_double(x));
+	put(o, "secs", a);
+	return to_line(o);
+}
+
+bool decode(const std::string &line, TurnDone *out, std::string *err)
+{
+	*out = TurnDone();
+	json_object *o = parse_object(line);
+	if (!o) {
+		*err = "not a JSON object";
+		return false;
+	}
+	if (get_string(o, "op") != "turn_done")
+		*err = "expected turn_done, got op '" + get_string(o, "op") +
+		       "'";
+	else if (!numbers(o, "secs", 1e6, 3, &out->secs) || out->secs.empty())
+		*err = "turn_done: \"secs\" must be 1 to 3 numbers >= 0";
+	json_object_put(o);
+	if (!err->empty())
+		out->secs.clear();
+	return err->empty();
 }
 
 bool decode(const std::string &line, LocalRequest *out, std::string *err)
@@ -603,18 +761,33 @@ bool decode(const std::string &line, LocalRequest *out, std::string *err)
 	out->peer = get_string(o, "peer");
 	int has_job = get_integer_in(o, "job", 1, kMaxJobId, &job);
 	int has_step = get_integer_in(o, "step", 0, INT64_MAX, &step);
+	std::string join_err;
+	if (out->op == "interleave")
+		join_err = join_of(o, &out->join);
 	json_object_put(o);
 	if (v != TIDAL_WIRE_VERSION) {
 		*err = "wire version " + std::to_string(v) +
 		       " not supported (tidald speaks 1)";
+		out->join = InterleaveJoin();
 		return false;
+	}
+	if (out->op == "interleave") {
+		out->peer.clear();
+		if (!join_err.empty()) {
+			*err = join_err;
+			out->join = InterleaveJoin();
+			return false;
+		}
+		out->job = out->join.job;
+		return true;
 	}
 	if (out->op == "hello") {
 		out->peer.clear(); /* hello takes no fields */
 		return true;
 	}
 	if (out->op != "fetch" && out->op != "job_plan") {
-		*err = "unknown op '" + out->op + "' (hello, fetch, job_plan)";
+		*err = "unknown op '" + out->op +
+		       "' (hello, fetch, job_plan, interleave)";
 		return false;
 	}
 	if (has_job <= 0) {

@@ -28,6 +28,8 @@
  *   tidald -> sched/tidal (TCP, MUNGE)   node_register, node_heartbeat,
  *                                        node_ack, ckpt_where, job_plan
  *   tidal-launch -> tidald (unix)        hello, fetch, job_plan
+ *   tidal-train -> tidald (unix)         interleave, then turn_done
+ *   tidald -> tidal-train (unix)         turn
  *   tidald -> tidald (TCP, MUNGE)        ckpt_stat, ckpt_get
  *   tidald -> tidal-launch (unix)        status, checkpoint, checkpoint_stop
  *   tidalctl -> sched/tidal (TCP, MUNGE) show, explain, set
@@ -231,11 +233,14 @@ struct CkptWhereReply {
  * with from the generation it starts:
  *
  *   {"v":1,"op":"job_plan","job":12}
- *   -> {"v":1,"ok":true,"job":12,"batch":256}
+ *   -> {"v":1,"ok":true,"job":12,"batch":256[,"group_size":2]}
  *
  * batch: the global batch the scheduler's policy chose for the job
  * (Pollux: Decision::batch), an integer in [0, 1e9]; 0 = none chosen, the
- * trainer's own --global-batch.  The same request and reply pass on
+ * trainer's own --global-batch.  group_size: the running jobs that share
+ * the job's GPU, itself included, 1 to 4, as the plugin's last cycle saw
+ * them; absent (0) when it shares none or the plugin has not seen it run
+ * yet.  The same request and reply pass on
  * tidald's local socket (tidal-launch -> tidald), which forwards them.
  */
 struct JobPlan {
@@ -247,6 +252,7 @@ struct JobPlanReply {
 	std::string error;
 	uint64_t job = 0;
 	int64_t batch = 0;
+	int group_size = 0;
 	bool operator==(const JobPlanReply &) const = default;
 };
 
@@ -265,11 +271,53 @@ struct JobPlanReply {
  * the job's log (corrupt newer checkpoints skipped, the newest one out of
  * reach).
  */
+/*
+ * interleave: a trainer joins the interleaving group of the GPU it shares
+ * (nodeagent/interleave.cc); the connection stays open for the group's
+ * turns:
+ *
+ *   {"v":1,"op":"interleave","job":12,"rank":0,"group":"n1-gpu0",
+ *    "size":2,"stages":[0.30,0.12,0.05]}
+ *   <- {"v":1,"op":"turn","first":0,"last":0,"factor":1.31,"n":2,
+ *       "position":1}
+ *   -> {"v":1,"op":"turn_done","secs":[0.301]}
+ *   <- ... until either side closes; an error is a reply with "ok":false
+ *
+ * group: 1 to 64 of [A-Za-z0-9._:-]; size: the members the group waits
+ * for, 1 to 4; rank: the trainer's rank in its job, 0 to 65535; stages:
+ * seconds per iteration of data loading, GPU compute and network sync
+ * alone, each finite, 0 to 3600, their sum > 0.
+ *
+ * turn: run stages FIRST..LAST (0 data, 1 compute, 2 sync) now, each
+ * paced to its solo seconds x FACTOR, then answer turn_done with the
+ * seconds each took.  n: the members now in the group, position: this
+ * one's slot.
+ */
+struct InterleaveJoin {
+	uint64_t job = 0;
+	uint64_t rank = 0;
+	std::string group;
+	int size = 0;
+	std::vector<double> stages; /* 3 */
+	bool operator==(const InterleaveJoin &) const = default;
+};
+struct Turn {
+	int first = 0, last = 0;
+	double factor = 1;
+	int n = 1, position = 0;
+	bool operator==(const Turn &) const = default;
+};
+struct TurnDone {
+	std::vector<double> secs; /* one per stage run, >= 0 */
+	bool operator==(const TurnDone &) const = default;
+};
+
 struct LocalRequest {
-	std::string op;	  /* hello, fetch or job_plan */
+	std::string op;	  /* hello, fetch, job_plan or interleave */
 	uint64_t job = 0; /* fetch, job_plan: > 0 */
 	std::string peer; /* "" = ask the plugin */
 	uint64_t step = 0;
+	InterleaveJoin join; /* interleave */
 	bool operator==(const LocalRequest &) const = default;
 };
 struct HelloReply {
@@ -385,6 +433,9 @@ std::string encode(const CkptWhere &m);
 std::string encode(const CkptWhereReply &m);
 std::string encode(const JobPlan &m);
 std::string encode(const JobPlanReply &m);
+std::string encode(const InterleaveJoin &m);
+std::string encode(const Turn &m);
+std::string encode(const TurnDone &m);
 std::string encode(const LocalRequest &m);
 std::string encode(const HelloReply &m);
 std::string encode(const FetchReply &m);
@@ -407,6 +458,9 @@ bool decode(json_object *o, NodeAck *out, std::string *err);
 bool decode(json_object *o, CkptWhere *out, std::string *err);
 bool decode(json_object *o, JobPlan *out, std::string *err);
 bool decode(const std::string &line, LocalRequest *out, std::string *err);
+/* A turn, or an error reply (false with *ERR saying it). */
+bool decode(const std::string &line, Turn *out, std::string *err);
+bool decode(const std::string &line, TurnDone *out, std::string *err);
 bool decode(const std::string &line, PeerRequest *out, std::string *err);
 bool decode(const std::string &line, ControlRequest *out, std::string *err);
 bool decode(json_object *o, CtlRequest *out, std::string *err);

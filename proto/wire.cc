@@ -380,6 +380,33 @@ bool Reader::line(std::string *out, int timeout_ms, size_t max)
 	return true;
 }
 
+int Reader::next(std::string *out, int timeout_ms, size_t max)
+{
+	for (;;) {
+		size_t nl = buf_.find('\n');
+		if (nl != std::string::npos) {
+			*out = buf_.substr(0, nl);
+			buf_.erase(0, nl + 1);
+			return 1;
+		}
+		if (buf_.size() > max)
+			return -1;
+		struct pollfd p = { fd_, POLLIN, 0 };
+		int rc = poll(&p, 1, timeout_ms);
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc == 0)
+			return 0;
+		char tmp[4096];
+		ssize_t n;
+		while ((n = read(fd_, tmp, sizeof(tmp))) < 0 && errno == EINTR)
+			;
+		if (rc < 0 || n <= 0)
+			return -1;
+		buf_.append(tmp, (size_t)n);
+	}
+}
+
 ssize_t Reader::some(char *buf, size_t n, int timeout_ms)
 {
 	if (buf_.empty() && !fill(timeout_ms))

@@ -132,6 +132,9 @@ public:
 	/* One line without its '\n'; false on EOF, timeout (TIMEOUT_MS per
 	 * wait) or a line over MAX bytes. */
 	bool line(std::string *out, int timeout_ms, size_t max = 1 << 20);
+	/* One line without its '\n': RET 1 with it, 0 when none came in
+	 * TIMEOUT_MS, -1 on EOF, error or a line over MAX bytes. */
+	int next(std::string *out, int timeout_ms, size_t max = 1 << 20);
 	/* Up to N bytes into BUF; RET bytes read, 0 on EOF, -1 on error. */
 	ssize_t some(char *buf, size_t n, int timeout_ms);
 

@@ -114,9 +114,35 @@ void rules(const JobPlanReply &m)
 }
 void rules(const LocalRequest &m)
 {
-	check(m.op == "hello" || ((m.op == "fetch" || m.op == "job_plan") &&
+	check(m.op == "hello" || ((m.op == "fetch" || m.op == "job_plan" ||
+				   m.op == "interleave") &&
 				  m.job >= 1 && m.job <= kMaxJob));
 	check(m.op != "job_plan" || (m.peer.empty() && m.step == 0));
+	if (m.op != "interleave")
+		return;
+	const InterleaveJoin &j = m.join;
+	check(j.job == m.job && m.peer.empty() && m.step == 0);
+	check(j.rank <= 65535 && j.size >= 1 && j.size <= 4);
+	check(!j.group.empty() && j.group.size() <= 64);
+	check(j.stages.size() == 3);
+	double sum = 0;
+	for (double x : j.stages) {
+		check(std::isfinite(x) && x >= 0 && x <= 3600);
+		sum += x;
+	}
+	check(sum > 0);
+}
+void rules(const Turn &m)
+{
+	check(m.first >= 0 && m.first <= m.last && m.last <= 2);
+	check(std::isfinite(m.factor) && m.factor > 0 && m.factor <= 100);
+	check(m.n >= 1 && m.n <= 4 && m.position >= 0 && m.position < m.n);
+}
+void rules(const TurnDone &m)
+{
+	check(!m.secs.empty() && m.secs.size() <= 3);
+	for (double x : m.secs)
+		check(std::isfinite(x) && x >= 0);
 }
 void rules(const HelloReply &) {}
 void rules(const FetchReply &m)
@@ -232,6 +258,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data,
 	one<JobPlan>(text);
 	one<JobPlanReply>(text);
 	one<LocalRequest>(text);
+	one<Turn>(text);
+	one<TurnDone>(text);
 	one<HelloReply>(text);
 	one<FetchReply>(text);
 	one<PeerRequest>(text);
