@@ -5,7 +5,9 @@
  *   main thread     register with sched/tidal, then heartbeat every
  *                   --heartbeat s (plugin_link.cc); commands from the
  *                   heartbeat reply run in threads of their own
- *   local thread    RUN_DIR/<node>/tidald.sock: hello, fetch (serve.cc)
+ *   local thread    RUN_DIR/<node>/tidald.sock: hello, fetch, job_plan
+ *                   (serve.cc); interleave keeps its connection for the
+ *                   group's turns (interleave.cc)
  *   peer thread     --listen ADDR:PORT: ckpt_get from peer tidalds,
  *                   MUNGE-authenticated (serve.cc)
  *
@@ -19,6 +21,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -91,6 +94,11 @@ public:
 	std::string fetch(uint64_t job, const std::string &peer, uint64_t step,
 			  uid_t uid);
 
+	/* ---- interleave.cc: the interleaving groups ---- */
+	struct Group;
+	/* A trainer joined with J on FD: its turns until it goes. */
+	void serve_interleave(int fd, const wire::InterleaveJoin &j, uid_t uid);
+
 	std::string node_dir() const { return opt_.run_dir + "/" + opt_.node; }
 	std::string addr() const; /* what peers connect to */
 
@@ -114,6 +122,10 @@ private:
 	};
 	std::mutex pin_mu_;
 	std::map<uint64_t, Pins> pins_; /* by pin_mu_ */
+	/* interleave.cc: by name; a group's own state under its lock,
+	 * taken before groups_mu_ when both are held */
+	std::mutex groups_mu_;
+	std::map<std::string, std::shared_ptr<Group>> groups_;
 };
 
 } /* namespace tidal::agent */

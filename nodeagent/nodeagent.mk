@@ -4,13 +4,15 @@
 # ---- tidald (AGENT) -------------------------------------------------------
 # tidald speaks the wire of libtidal-node.a (proto/) and sends node/topo.h's
 # summary (and, with HCAs, the fabric: core/placement/fabric.cc, hence
-# libtidal-core.a) at registration.  Its request parsing (requests.cc) is
-# archived in libtidal-agent.a for tests/node and tests/fuzz.
+# libtidal-core.a) at registration.  Its request parsing (requests.cc) and
+# interleaving clock (group_clock.cc) are archived in libtidal-agent.a for
+# tests/node and tests/fuzz.
 
-AGENT_LIB_SRC := nodeagent/requests.cc
+AGENT_LIB_SRC := nodeagent/requests.cc nodeagent/group_clock.cc
 AGENT_LIB_OBJ := $(AGENT_LIB_SRC:%.cc=$(BUILD)/obj/%.o)
 TIDALD_SRC := nodeagent/tidald.cc nodeagent/plugin_link.cc nodeagent/pins.cc \
-	nodeagent/serve.cc nodeagent/fetch.cc nodeagent/ckpt_local.cc
+	nodeagent/serve.cc nodeagent/fetch.cc nodeagent/ckpt_local.cc \
+	nodeagent/interleave.cc
 TIDALD_OBJ := $(TIDALD_SRC:%.cc=$(BUILD)/obj/%.o)
 -include $(TIDALD_OBJ:.o=.d) $(AGENT_LIB_OBJ:.o=.d)
 

@@ -12,6 +12,9 @@
  *   {"v":1,"op":"job_plan","job":J} -> {"v":1,"ok":true,"job":J,"batch":B}
  *     The plugin's answer, passed on: the global batch its policy chose
  *     for J's next generation, 0 for none.
+ *   {"v":1,"op":"interleave",...}
+ *     From tidal-train: the connection stays for its group's turns
+ *     (interleave.cc).
  *
  * Peer (--listen, TCP; MUNGE credential line first; root/SlurmUser only):
  *   {"v":1,"op":"ckpt_stat","job":J}
@@ -79,8 +82,17 @@ void Agent::local_loop()
 			getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &len);
 			Reader r(c);
 			std::string req;
-			if (r.line(&req, 10000, 64 * 1024))
-				write_all(c, handle_local(req, cr.uid));
+			LocalRequest q;
+			std::string err;
+			if (r.line(&req, 10000, 64 * 1024)) {
+				/* a trainer's group keeps the connection
+				 * (it sends nothing before its first turn) */
+				if (decode(req, &q, &err) &&
+				    q.op == "interleave")
+					serve_interleave(c, q.join, cr.uid);
+				else
+					write_all(c, handle_local(req, cr.uid));
+			}
 			close(c);
 		}).detach();
 	}
