@@ -51,6 +51,7 @@ struct Options {
 	double ckpt_every_s = 0;  /* seconds; 0 = off */
 	uint64_t log_every = 10;
 	std::string profile, profile_model;
+	std::string stage_profile; /* model,data,compute,comm (stages.h) */
 	std::string backend = "auto"; /* auto | cpu | cuda */
 	int timeout_s = 120;          /* rendezvous and collectives */
 	bool quiet = false;

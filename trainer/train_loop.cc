@@ -15,6 +15,7 @@
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -23,11 +24,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/policies/muri.h"
 #include "core/profiles/throughput_table.h"
 #include "node/checkpoint.h"
 #include "proto/json.h"
 #include "trainer/comm.h"
 #include "trainer/gpu.h"
+#include "trainer/stages.h"
 
 namespace tidal::train {
 
@@ -92,6 +95,7 @@ private:
 	void emit(const std::string &json);
 	void pick_backend();
 	bool setup(std::string &err);
+	bool setup_stages(std::string &err);
 	bool resume(std::string &err);
 	double step_once(bool &ckpt, bool &stop, double &gns);
 	void cpu_compute(size_t b);
@@ -107,6 +111,7 @@ private:
 	double grad_sqr() const;
 	double grad_var() const;
 	std::string grad_json() const;
+	std::string group_json() const;
 
 	const Options &o_;
 	const Env &e_;
@@ -117,6 +122,7 @@ private:
 	std::vector<float> params_, m_, v_, buf_, x_, y_;
 	uint64_t step_ = 0, samples_ = 0;
 	double iter_s_ = 0; /* profile mode: seconds per iteration */
+	std::unique_ptr<StagePacer> pacer_; /* --stage-profile */
 	double last_ckpt_t_ = 0;
 	double st_[3] = {0, 0, 0}, win_t0_ = 0; /* data/compute/comm s */
 	uint64_t win_steps_ = 0;
@@ -214,8 +220,40 @@ static double between_batches(const ThroughputTable &t,
 	return NAN;
 }
 
+/* With --stage-profile: ,"group":{"n":N,"factor":F}, the interleaving
+ * group the last turn ran in (n 1: alone). */
+std::string Loop::group_json() const
+{
+	if (!pacer_)
+		return "";
+	return ",\"group\":{\"n\":" + std::to_string(pacer_->group_size()) +
+	       ",\"factor\":" + num(pacer_->factor()) + "}";
+}
+
+/* --stage-profile: the model's solo stage seconds, and the group that
+ * TIDAL_GROUP names joined. */
+bool Loop::setup_stages(std::string &err)
+{
+	std::map<std::string, StageTimes> table;
+	if (!load_stage_profiles(o_.stage_profile, &table, &err))
+		return false;
+	auto it = table.find(o_.profile_model);
+	if (it == table.end()) {
+		err = o_.stage_profile + ": no row for model '" +
+		      o_.profile_model + "'";
+		return false;
+	}
+	GroupEnv g;
+	if (!read_group_env(g, err))
+		return false;
+	pacer_ = std::make_unique<StagePacer>();
+	return pacer_->setup(it->second, g, e_.rank, err);
+}
+
 bool Loop::setup(std::string &err)
 {
+	if (!o_.stage_profile.empty() && !setup_stages(err))
+		return false;
 	if (!o_.profile.empty()) {
 		std::ifstream f(o_.profile);
 		std::stringstream text;
@@ -423,35 +461,71 @@ void Loop::late_flags(float *ctrl)
 	ctrl[kStop] += late_[1];
 }
 
-/* One step; RET the global mean loss.  OUT the agreed flags. */
+/* One step; RET the global mean loss.  OUT the agreed flags.  With
+ * --stage-profile each of its three stages runs paced, in the group's
+ * turns (stages.h); else the whole step is paced by --profile. */
 double Loop::step_once(bool &ckpt, bool &stop, double &gns)
 {
 	double t0 = now_s();
 	size_t b = share(e_.rank);
-	x_.resize(b * o_.shape.in);
-	y_.resize(b * o_.shape.out);
-	mlp_.make_batch(samples_ + share_start(e_.rank), b, x_.data(), y_.data());
-	double t1 = now_s();
-	if (gpu_)
-		gpu_->compute(x_.data(), y_.data(), b);
-	else
-		cpu_compute(b);
-	float ckpt_flag = g_ckpt ? 1.0f : 0.0f, stop_flag = g_stop ? 1.0f : 0.0f;
-	g_ckpt = 0;
-	if (e_.rank == 0 && o_.ckpt_every_s > 0 &&
-	    t1 - last_ckpt_t_ >= o_.ckpt_every_s)
-		ckpt_flag = 1.0f; /* rank 0's clock decides for all */
-	float inv = 1.0f / (float)batch_, ctrl[kSlots];
-	float lr = (float)(o_.lr * std::sqrt(gain_));
-	double big, comm_s;
-	if (gpu_)
-		gpu_->reduce_update(ckpt_flag, stop_flag, lr, inv, step_ + 1,
-				    ctrl, big, comm_s);
-	else
-		cpu_reduce_update(ckpt_flag, stop_flag, lr, inv, ctrl, big,
-				  comm_s);
-	if (comm_)
-		late_flags(ctrl);
+	float ctrl[kSlots], inv = 1.0f / (float)batch_;
+	double big = 0, comm_s = 0;
+	auto data = [&] {
+		x_.resize(b * o_.shape.in);
+		y_.resize(b * o_.shape.out);
+		mlp_.make_batch(samples_ + share_start(e_.rank), b, x_.data(),
+				y_.data());
+	};
+	auto compute = [&] {
+		if (gpu_)
+			gpu_->compute(x_.data(), y_.data(), b);
+		else
+			cpu_compute(b);
+	};
+	auto sync = [&] {
+		float ckpt_flag = g_ckpt ? 1.0f : 0.0f,
+		      stop_flag = g_stop ? 1.0f : 0.0f;
+		g_ckpt = 0;
+		if (e_.rank == 0 && o_.ckpt_every_s > 0 &&
+		    now_s() - last_ckpt_t_ >= o_.ckpt_every_s)
+			ckpt_flag = 1.0f; /* rank 0's clock decides for all */
+		float lr = (float)(o_.lr * std::sqrt(gain_));
+		if (gpu_)
+			gpu_->reduce_update(ckpt_flag, stop_flag, lr, inv,
+					    step_ + 1, ctrl, big, comm_s);
+		else
+			cpu_reduce_update(ckpt_flag, stop_flag, lr, inv, ctrl,
+					  big, comm_s);
+		if (comm_)
+			late_flags(ctrl);
+	};
+	if (pacer_) {
+		double t1, t2, t3;
+		pacer_->stage(0, data);
+		t1 = now_s();
+		pacer_->stage(1, compute);
+		t2 = now_s();
+		pacer_->stage(2, sync);
+		t3 = now_s();
+		st_[0] += t1 - t0;
+		st_[1] += t2 - t1;
+		st_[2] += t3 - t2;
+	} else {
+		data();
+		double t1 = now_s();
+		compute();
+		sync();
+		double t4 = now_s();
+		if (iter_s_ > 0 && t4 - t0 < iter_s_) {
+			std::this_thread::sleep_for(
+				std::chrono::duration<double>(iter_s_ -
+							      (t4 - t0)));
+			t4 = now_s();
+		}
+		st_[0] += t1 - t0;
+		st_[1] += (t4 - t1) - comm_s;
+		st_[2] += comm_s;
+	}
 	step_++;
 	samples_ += batch_;
 	ckpt = ctrl[kCkpt] > 0 || (o_.ckpt_every && step_ % o_.ckpt_every == 0);
@@ -471,15 +545,6 @@ double Loop::step_once(bool &ckpt, bool &stop, double &gns)
 	progress_ += gain_;
 	double sqr = grad_sqr();
 	gns = sqr > 0 ? grad_var() * (double)o_.global_batch / sqr : NAN;
-	double t4 = now_s();
-	if (iter_s_ > 0 && t4 - t0 < iter_s_) {
-		std::this_thread::sleep_for(std::chrono::duration<double>(
-			iter_s_ - (t4 - t0)));
-		t4 = now_s();
-	}
-	st_[0] += t1 - t0;
-	st_[1] += (t4 - t1) - comm_s;
-	st_[2] += comm_s;
 	return ctrl[kLoss] * inv;
 }
 
@@ -558,12 +623,12 @@ void Loop::log_step(double loss, double gns, bool last)
 	double k = 1000.0 / win_steps_;
 	emit("{\"ev\":\"step\",\"step\":" + std::to_string(step_) +
 	     ",\"loss\":" + num(loss) + ",\"it_s\":" + num(it_s) +
-	     ",\"samples_s\":" + num(it_s * batch_) +
-	     ",\"stages\":{\"data\":" + num(st_[0] * k) + ",\"compute\":" +
-	     num(st_[1] * k) + ",\"comm\":" + num(st_[2] * k) +
-	     "},\"gns\":" + num(gns) + ",\"batch\":" +
-	     std::to_string(batch_) + ",\"gain\":" + num(gain_) +
-	     ",\"progress\":" + num(progress_) + grad_json() + "}");
+	     ",\"samples_s\":" + num(it_s * batch_) + ",\"stages\":{\"data\":" +
+	     num(st_[0] * k) + ",\"compute\":" + num(st_[1] * k) +
+	     ",\"comm\":" + num(st_[2] * k) + "}" + group_json() +
+	     ",\"gns\":" + num(gns) + ",\"batch\":" + std::to_string(batch_) +
+	     ",\"gain\":" + num(gain_) + ",\"progress\":" + num(progress_) +
+	     grad_json() + "}");
 	win_t0_ = t;
 	win_steps_ = 0;
 	st_[0] = st_[1] = st_[2] = 0;

@@ -47,6 +47,10 @@ const char kUsage[] =
 	"  --log-every N          step event every N steps (10)\n"
 	"  --profile CSV --profile-model NAME\n"
 	"                         each step takes 1/throughput(NAME, batch, world) s\n"
+	"  --stage-profile CSV --profile-model NAME\n"
+	"                         each step's data, compute and sync stages take\n"
+	"                         NAME's seconds (model,data,compute,comm), in the\n"
+	"                         turns of the group TIDAL_GROUP names\n"
 	"  --backend auto|cpu|cuda  (auto: CUDA when built and a GPU works)\n"
 	"  --timeout S            rendezvous and collective timeout (120)\n"
 	"  --store-server ADDR:PORT  run a rendezvous store (tests; port 0 =\n"
@@ -109,7 +113,7 @@ int store_server(const std::string &hostport)
 
 enum { O_IN = 256, O_OUT, O_HIDDEN, O_LAYERS, O_BATCH, O_ITERS, O_LR, O_SEED,
        O_CKE, O_CKS, O_LOG, O_PROF, O_PMODEL, O_BACKEND, O_TIMEOUT, O_STORE,
-       O_MODEL, O_HELP, O_VERSION, O_BENCH, O_FIND };
+       O_MODEL, O_HELP, O_VERSION, O_BENCH, O_FIND, O_STAGES };
 
 const struct option kOpts[] = {
 	{"model", 1, 0, O_MODEL}, {"in", 1, 0, O_IN}, {"out", 1, 0, O_OUT},
@@ -119,6 +123,7 @@ const struct option kOpts[] = {
 	{"ckpt-every", 1, 0, O_CKE}, {"ckpt-every-s", 1, 0, O_CKS},
 	{"log-every", 1, 0, O_LOG}, {"profile", 1, 0, O_PROF},
 	{"profile-model", 1, 0, O_PMODEL}, {"backend", 1, 0, O_BACKEND},
+	{"stage-profile", 1, 0, O_STAGES},
 	{"timeout", 1, 0, O_TIMEOUT}, {"store-server", 1, 0, O_STORE},
 	{"help", 0, 0, O_HELP}, {"version", 0, 0, O_VERSION},
 	{"bench-gemm", 0, 0, O_BENCH}, {"find-checkpoint", 1, 0, O_FIND},
@@ -158,6 +163,7 @@ int parse(int argc, char **argv, Options &o, std::string &store, bool &bench,
 		case O_CKS: ok = parse_double(name, optarg, o.ckpt_every_s); break;
 		case O_PROF: o.profile = optarg; break;
 		case O_PMODEL: o.profile_model = optarg; break;
+		case O_STAGES: o.stage_profile = optarg; break;
 		case O_BACKEND:
 			o.backend = optarg;
 			ok = o.backend == "auto" || o.backend == "cpu" || o.backend == "cuda";
@@ -181,8 +187,15 @@ int parse(int argc, char **argv, Options &o, std::string &store, bool &bench,
 			argv[optind]);
 		return 2;
 	}
-	if (o.profile.empty() != o.profile_model.empty()) {
-		fprintf(stderr, "tidal-train: --profile and --profile-model go together\n");
+	if (!o.profile.empty() && !o.stage_profile.empty()) {
+		fprintf(stderr, "tidal-train: --profile and --stage-profile both pace "
+			"steps: give one\n");
+		return 2;
+	}
+	if ((o.profile.empty() && o.stage_profile.empty()) !=
+	    o.profile_model.empty()) {
+		fprintf(stderr, "tidal-train: --profile-model goes with --profile or "
+			"--stage-profile\n");
 		return 2;
 	}
 	return -1;

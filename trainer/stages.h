@@ -1,0 +1,77 @@
+/*
+ * stages.h - tidal-train's stage pacing (--stage-profile): each step's
+ * three stages (data loading, GPU compute, network sync) take at least
+ * the profile's seconds for them, and, in an interleaving group, run only
+ * in the turns that tidald's group clock hands out (nodeagent/
+ * interleave.cc), so that the members of a group sharing a GPU take the
+ * GPU, the CPU and the network in turn, as Muri's executor does.
+ *
+ * The profile's seconds are solo times; each stage is padded to them x
+ * the turn's factor (Muri's slowdown for the group's size: 1.015 alone,
+ * 1.33/1.015 for two, ...), which stands for the interference that real
+ * kernels of several jobs on one GPU would cause.  Without a group, the
+ * solo factor applies.
+ *
+ * A turn that starts at another stage than the one the step is at (the
+ * group was planned again between stages) is sat out: its time passes
+ * idle and the step waits for a turn of its own stage.  If tidald goes
+ * away, the trainer says so once and paces alone.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/profiles/interleave.h"
+#include "proto/messages.h"
+#include "proto/wire.h"
+
+namespace tidal::train
+{
+
+/* What TIDAL_GROUP and TIDAL_AGENT_SOCK say: NAME/SIZE and tidald's
+ * local socket. */
+struct GroupEnv {
+	std::string name, sock;
+	int size = 0;	  /* 0: no group */
+	uint64_t job = 0; /* SLURM_JOB_ID or TIDAL_JOB */
+};
+/* RET false with ERR naming the variable, its value and the rule. */
+bool read_group_env(GroupEnv &g, std::string &err);
+
+class StagePacer
+{
+public:
+	/* SOLO: the profile's seconds per stage.  With G.size > 0, join
+	 * the group as RANK: RET false with ERR if tidald refuses. */
+	bool setup(const StageTimes &solo, const GroupEnv &g, int rank,
+		   std::string &err);
+	~StagePacer();
+	/* Run stage S (0..2) with WORK in it, paced. */
+	void stage(int s, const std::function<void()> &work);
+	/* The factor of the last turn (the solo one without a group). */
+	double factor() const { return factor_; }
+	int group_size() const { return n_; }
+
+private:
+	bool next_turn();
+	void finish_turn();
+	void go_solo(const std::string &why);
+
+	StageTimes solo_{};
+	int fd_ = -1;
+	std::unique_ptr<wire::Reader> in_;
+	bool have_ = false; /* a turn is being run */
+	wire::Turn turn_;
+	int at_ = 0;		   /* its next stage */
+	std::vector<double> secs_; /* its stages' seconds so far */
+	double factor_ = 1;
+	int n_ = 1;
+	std::string group_;
+};
+
+} /* namespace tidal::train */
