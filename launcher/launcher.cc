@@ -223,7 +223,8 @@ bool Launcher::agree_resume(std::optional<Resume> &r, std::string &err)
 		 * node with the checkpoint; without an answer, the trainer's
 		 * own --global-batch. */
 		std::string perr;
-		plan_batch_ = plan_batch(o_.job, tidald_sock_, perr);
+		plan_batch_ =
+			plan_batch(o_.job, tidald_sock_, perr, &group_size_);
 		if (plan_batch_ < 0)
 			note("warning: no batch from the scheduler (%s): the "
 			     "trainer's own",
@@ -234,6 +235,7 @@ bool Launcher::agree_resume(std::optional<Resume> &r, std::string &err)
 			     "scheduler",
 			     generation_, (long long)plan_batch_);
 		store_.set(key("batch"), std::to_string(plan_batch_));
+		store_.set(key("group_size"), std::to_string(group_size_));
 		store_.set(key("restarts"), std::to_string(restarts_used_));
 		store_.set(key("resume"), r ? std::to_string(r->step) + " " +
 						      r->path : "none");
@@ -246,6 +248,8 @@ bool Launcher::agree_resume(std::optional<Resume> &r, std::string &err)
 	store::Bytes pb = store_.get(key("batch"));
 	plan_batch_ = std::strtoll(std::string(pb.begin(), pb.end()).c_str(),
 				   nullptr, 10);
+	store::Bytes gs = store_.get(key("group_size"));
+	group_size_ = std::atoi(std::string(gs.begin(), gs.end()).c_str());
 	store::Bytes b = store_.get(key("resume"));
 	std::string v(b.begin(), b.end());
 	if (v == "none") {
@@ -315,6 +319,18 @@ bool Launcher::spawn_all(int base, const std::optional<Resume> &r,
 		if (plan_batch_ > 0)
 			spec.env.push_back("TIDAL_BATCH=" +
 					   std::to_string(plan_batch_));
+		/* On a shared GPU: the group whose turns the trainer takes
+		 * (tidal-train --stage-profile; ignored without it). */
+		std::string group = interleave_group(
+			o_.node, l, std::getenv("SLURM_SHARDS_ON_NODE"),
+			std::getenv("CUDA_VISIBLE_DEVICES"), group_size_);
+		if (!group.empty()) {
+			spec.env.push_back("TIDAL_GROUP=" + group);
+			spec.env.push_back("TIDAL_AGENT_SOCK=" + tidald_sock_);
+			spec.env.push_back("TIDAL_JOB=" + o_.job);
+		} else {
+			spec.unset.push_back("TIDAL_GROUP");
+		}
 		bind(spec, k);
 		if (!spawn_rank(k, spec, err))
 			return false;

@@ -12,6 +12,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <thread>
@@ -149,8 +150,10 @@ std::optional<Resume> find_newest(const std::string &job_dir,
 }
 
 int64_t plan_batch(const std::string &job, const std::string &tidald_sock,
-		   std::string &err)
+		   std::string &err, int *group_size)
 {
+	if (group_size)
+		*group_size = 0;
 	if (!exists(tidald_sock))
 		return 0; /* no scheduler to ask: nothing chosen */
 	wire::LocalRequest q;
@@ -166,7 +169,33 @@ int64_t plan_batch(const std::string &job, const std::string &tidald_sock,
 		      (r.error.empty() ? "bad reply '" + reply + "'" : r.error);
 		return -1;
 	}
+	if (group_size)
+		*group_size = r.group_size;
 	return r.batch;
+}
+
+std::string interleave_group(const std::string &node, int local,
+			     const char *shards_on_node, const char *visible,
+			     int group_size)
+{
+	if (!shards_on_node || atoi(shards_on_node) <= 0 || !visible)
+		return "";
+	std::string v = visible, dev;
+	size_t at = 0;
+	for (int i = 0; i <= local; i++) {
+		if (at > v.size())
+			return "";
+		size_t comma = v.find(',', at);
+		dev = v.substr(at, comma == std::string::npos
+					   ? std::string::npos
+					   : comma - at);
+		at = comma == std::string::npos ? v.size() + 1 : comma + 1;
+	}
+	if (dev.empty() ||
+	    dev.find_first_not_of("0123456789") != std::string::npos)
+		return ""; /* a UUID or MIG name: no index to name it by */
+	return node + "-gpu" + dev + "/" +
+	       std::to_string(std::max(1, std::min(4, group_size)));
 }
 
 bool find_step(const std::string &job_dir, const std::string &job,

@@ -44,9 +44,18 @@ std::optional<Resume> find_newest(const std::string &job_dir,
 
 /* The global batch the scheduler chose for JOB (tidald's job_plan, which
  * asks sched/tidal): > 0 a batch, 0 none chosen (or no tidald socket),
- * -1 with ERR when tidald or the plugin did not answer. */
+ * -1 with ERR when tidald or the plugin did not answer.  OUT *GROUP_SIZE
+ * (if given): the jobs sharing its GPU as the plugin saw them, 0 none. */
 int64_t plan_batch(const std::string &job, const std::string &tidald_sock,
-		   std::string &err);
+		   std::string &err, int *group_size = nullptr);
+
+/* The interleaving group of local rank LOCAL on NODE, for TIDAL_GROUP:
+ * "NODE-gpuG/SIZE" when the job holds GPU shards here
+ * ($SLURM_SHARDS_ON_NODE > 0; G the LOCAL-th entry of VISIBLE, the
+ * job's $CUDA_VISIBLE_DEVICES), else "".  SIZE: GROUP_SIZE, at least 1. */
+std::string interleave_group(const std::string &node, int local,
+			     const char *shards_on_node, const char *visible,
+			     int group_size);
 
 /* Another node's lookup of STEP.  RET false with ERR saying where it
  * looked. */

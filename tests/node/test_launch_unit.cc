@@ -270,6 +270,23 @@ static void test_store_port(void **)
 	unsetenv("TIDAL_STORE_PORTS");
 }
 
+/* A job on GPU shards names its group by node and GPU; a whole-GPU job
+ * (no shards) or a GPU without an index has none. */
+static void test_interleave_group(void **)
+{
+	assert_string_equal(interleave_group("n1", 0, "1", "3", 2).c_str(),
+			    "n1-gpu3/2");
+	assert_string_equal(interleave_group("n1", 1, "2", "0,5", 0).c_str(),
+			    "n1-gpu5/1");
+	assert_string_equal(interleave_group("n1", 0, "1", "1", 9).c_str(),
+			    "n1-gpu1/4");
+	assert_true(interleave_group("n1", 0, nullptr, "0", 2).empty());
+	assert_true(interleave_group("n1", 0, "0", "0", 2).empty());
+	assert_true(interleave_group("n1", 2, "1", "0,1", 2).empty());
+	assert_true(interleave_group("n1", 0, "1", "GPU-1a2b", 2).empty());
+	assert_true(interleave_group("n1", 0, "1", nullptr, 2).empty());
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -279,6 +296,7 @@ int main(void)
 		cmocka_unit_test(test_resume_through_tidald),
 		cmocka_unit_test(test_tidald_refusal),
 		cmocka_unit_test(test_store_port),
+		cmocka_unit_test(test_interleave_group),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
