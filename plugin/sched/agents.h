@@ -52,8 +52,13 @@ bool agent_job_progress(std::uint32_t job, double now, double max_age,
  * registry held. */
 void agent_set_owner_lookup(std::int64_t (*lookup)(std::uint32_t job));
 /* The same for job_plan: LOOKUP(job) RET the global batch the policy's
- * last decision chose for it, 0 for none. */
-void agent_set_batch_lookup(std::int64_t (*lookup)(std::uint32_t job));
+ * last decision chose for it (0 for none) and the jobs that share its
+ * GPU, itself included (0: none, or not seen running yet). */
+struct JobPlanInfo {
+	std::int64_t batch = 0;
+	int group_size = 0;
+};
+void agent_set_plan_lookup(JobPlanInfo (*lookup)(std::uint32_t job));
 
 /* The distinct fabric reports of the registered agents (JSON of
  * core/placement/fabric.h's to_json()), for apply_agent_fabric() in

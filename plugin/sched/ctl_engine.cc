@@ -26,6 +26,7 @@
  */
 #include <json.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -318,13 +319,26 @@ std::int64_t Engine::job_uid(std::uint32_t id)
 	return -1;
 }
 
-std::int64_t Engine::job_batch(std::uint32_t id)
+JobPlanInfo Engine::job_plan(std::uint32_t id)
 {
 	std::lock_guard<std::mutex> g(mu_);
-	for (const JobView &v : last_.jobs)
-		if (v.job.id == id && v.decided)
-			return v.decision.batch;
-	return 0;
+	JobPlanInfo p;
+	for (const JobView &v : last_.jobs) {
+		if (v.job.id != id)
+			continue;
+		if (v.decided)
+			p.batch = v.decision.batch;
+		if (v.job.gpu_group) /* the partners, "12,14", and itself */
+			p.group_size =
+				1 + (v.partners.empty()
+					     ? 0
+					     : (int)std::count(
+						       v.partners.begin(),
+						       v.partners.end(), ',') +
+						       1);
+		break;
+	}
+	return p;
 }
 
 std::string Engine::set_policy(const std::string &name)

@@ -52,9 +52,8 @@ Engine &engine()
 	static const bool linked = [] {
 		agent_set_owner_lookup(
 			[](std::uint32_t id) { return engine().job_uid(id); });
-		agent_set_batch_lookup([](std::uint32_t id) {
-			return engine().job_batch(id);
-		});
+		agent_set_plan_lookup(
+			[](std::uint32_t id) { return engine().job_plan(id); });
 		return true;
 	}();
 	(void)linked;

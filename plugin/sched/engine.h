@@ -18,6 +18,7 @@
 #include "core/model/params.h"
 #include "core/model/plan.h"
 #include "core/model/policy.h"
+#include "plugin/sched/agents.h"
 #include "plugin/sched/bridge.h"
 #include "proto/defaults.h"
 
@@ -82,9 +83,10 @@ public:
 	/* The uid of job ID as the last cycle saw it, -1 if it did not (for
 	 * agents/node_ops.cc's ckpt_where; ctl_engine.cc). */
 	std::int64_t job_uid(std::uint32_t id);
-	/* The global batch the last decision for job ID chose (job_plan,
-	 * agents.h); 0 for none. */
-	std::int64_t job_batch(std::uint32_t id);
+	/* For job_plan (agents.h): the global batch the last decision for
+	 * job ID chose (0 for none), and the running jobs that share its
+	 * GPU, itself included (0: none seen). */
+	JobPlanInfo job_plan(std::uint32_t id);
 	int ctl_port()
 	{
 		std::lock_guard<std::mutex> g(mu_);

@@ -49,9 +49,9 @@ namespace
 
 /* tidal_agent_on_awaited_ack()'s callback. */
 std::atomic<void (*)(void)> awaited_ack_wake{ nullptr };
-/* agent_set_owner_lookup()'s and agent_set_batch_lookup()'s. */
+/* agent_set_owner_lookup()'s and agent_set_plan_lookup()'s. */
 std::atomic<int64_t (*)(uint32_t)> owner_lookup{ nullptr };
-std::atomic<int64_t (*)(uint32_t)> batch_lookup{ nullptr };
+std::atomic<JobPlanInfo (*)(uint32_t)> plan_lookup{ nullptr };
 
 std::string fail(const std::string &msg, bool reregister = false)
 {
@@ -281,15 +281,16 @@ std::string handle(const char *request, uint32_t uid, bool admin,
 	} else {
 		/* Before the registry's lock: the engine's lock is taken
 		 * first elsewhere (engine -> registry, never the reverse). */
-		int64_t job, owner = -1, batch = 0;
+		int64_t job, owner = -1;
+		JobPlanInfo plan;
 		auto lookup = owner_lookup.load();
 		bool has_job = wire::get_integer_in(q, "job", 1,
 						    wire::kMaxJobId, &job) > 0;
 		if (op == "ckpt_where" && lookup && has_job)
 			owner = lookup((uint32_t)job);
-		auto blookup = batch_lookup.load();
-		if (op == "job_plan" && blookup && has_job)
-			batch = blookup((uint32_t)job);
+		auto plookup = plan_lookup.load();
+		if (op == "job_plan" && plookup && has_job)
+			plan = plookup((uint32_t)job);
 		Registry &r = reg();
 		std::lock_guard<std::mutex> g(r.mu);
 		std::string node = wire::get_string(q, "node");
@@ -306,7 +307,10 @@ std::string handle(const char *request, uint32_t uid, bool admin,
 				wire::JobPlanReply o;
 				o.ok = true;
 				o.job = m.job;
-				o.batch = std::max<int64_t>(0, batch);
+				o.batch = std::max<int64_t>(0, plan.batch);
+				if (plan.group_size >= 1 &&
+				    plan.group_size <= 4)
+					o.group_size = plan.group_size;
 				return wire::encode(o);
 			});
 		else if (!state_word(node, 128))
@@ -363,9 +367,9 @@ void tidal::plugin::agent_set_owner_lookup(int64_t (*lookup)(uint32_t))
 	owner_lookup.store(lookup);
 }
 
-void tidal::plugin::agent_set_batch_lookup(int64_t (*lookup)(uint32_t))
+void tidal::plugin::agent_set_plan_lookup(JobPlanInfo (*lookup)(uint32_t))
 {
-	batch_lookup.store(lookup);
+	plan_lookup.store(lookup);
 }
 
 extern "C" void tidal_agent_on_awaited_ack(void (*wake)(void))
