@@ -1,0 +1,90 @@
+#!/bin/bash
+# test_muri_live.sh - Muri's interleaving, live: two real training jobs
+# (tidal-launch over tidal-train, paced by their stage profiles) that
+# muri-s groups on one GPU take their stages in turns that tidald hands
+# out, at the group iteration time of Muri's model.
+#
+# 1 node x 1 GPU with 4 shards; one data-heavy (io) and one compute-heavy
+# (gpu) job, twice the GPUs there are, so muri-s pairs them:
+#
+#   both run at once, each holding a shard of GPU 0
+#   the launchers join both to tidald's group n1-gpu0, which plans them
+#     with Muri's model (its period logged)
+#   each job's measured step rate (tidalctl's Training=) is within 10% of
+#     the model's group iteration time, and of the one tidalctl explain
+#     gives (the policy's own number)
+#   the io job cancelled: tidald sees it leave, and the gpu job runs on,
+#     alone on its shard, at its solo time (stage sum x 1.015)
+#
+# GPL-2.0-or-later.
+. "$(dirname "$0")/lib.sh"
+skip_unless_node_side
+NODES="n1"
+GPUS_PER_NODE=1
+SHARDS_PER_GPU=4
+profile=$(mktemp /tmp/tidal-muri-live.XXXXXX)
+chmod 644 "$profile"
+cat >"$profile" <<'CSV'
+model,data,compute,comm
+io,0.300,0.040,0.030
+gpu,0.040,0.300,0.030
+CSV
+cluster_up "Policy=muri-s
+CycleInterval=1
+ResizeSignal=none
+CheckpointTimeout=120
+Muri.Profiles=$profile"
+trap 'cluster_down; rm -f "$profile"' EXIT
+check "the agent is up" start_agents
+
+args="--stage-profile $profile --iters 100000 --log-every 5 --in 8 --out 2 --hidden 16 --layers 1"
+train_script "$T/io.sh" "$args --profile-model io"
+train_script "$T/gpu.sh" "$args --profile-model gpu"
+begin=$(date -d '+12 sec' +%Y-%m-%dT%H:%M:%S)
+a=$(submit --begin="$begin" --gpus=1 -t 10 --train-model=io "$T/io.sh")
+b=$(submit --begin="$begin" --gpus=1 -t 10 --train-model=gpu "$T/gpu.sh")
+both_run() { is_state "$a" RUNNING && is_state "$b" RUNNING; }
+check "io ($a) and gpu ($b) run at once on the one GPU" wait_for 60 both_run
+show_queue
+shard_of() { scontrol show job -d "$1" | grep -o 'GRES=shard:[0-9]*([^)]*)' | head -1; }
+say "Slurm: $a $(shard_of "$a"), $b $(shard_of "$b")"
+check "both hold a shard" test -n "$(shard_of "$a")" -a -n "$(shard_of "$b")"
+
+tlog=$T/log/tidald-n1.log
+paired() { grep -qE "interleave: group n1-gpu0: jobs ($a, $b|$b, $a) " "$tlog"; }
+check "tidald groups both on n1-gpu0 and plans them with Muri's model" \
+	wait_for 60 paired
+grep "interleave: group n1-gpu0" "$tlog" | sed 's/^/    /'
+model=$(grep -E "interleave: group n1-gpu0: jobs ($a, $b|$b, $a) " "$tlog" | tail -1 |
+	sed -E 's/.*model period ([0-9.]+) s.*/\1/')
+
+# it/s as the launcher reports it (tidalctl show job's Training=), once
+# it is past the group's first steps.
+rate() { "$TIDALCTL" show job "$1" 2>/dev/null | grep -o 'Training=step [0-9]*, [0-9.e+-]* it/s' | awk '{print $3}'; }
+step_of() { "$TIDALCTL" show job "$1" 2>/dev/null | grep -o 'Training=step [0-9]*' | awk '{print $2}'; }
+past() { [ "$(step_of "$1")" -ge "$2" ] 2>/dev/null; }
+s0=$(step_of "$a")
+wait_for 60 past "$a" $((${s0:-0} + 20))
+sleep 3
+ra=$(rate "$a") rb=$(rate "$b")
+explain=$("$TIDALCTL" explain "$a" 2>&1 | grep -o 'interleaved with job [0-9]* ([0-9.]* s per iteration)')
+policy=$(sed -E 's/.*\(([0-9.]+) s per.*/\1/' <<<"$explain")
+say "model (tidald) ${model:-none} s, policy (explain) ${policy:-none} s; measured io $ra it/s, gpu $rb it/s"
+within() { python3 -c "import sys; g,w,p=map(float,sys.argv[1:]); sys.exit(0 if w > 0 and abs(g-w)<=w*p/100 else 1)" "$@"; }
+per() { python3 -c "import sys; print('%.4f' % (1/float(sys.argv[1])))" "$1" 2>/dev/null; }
+check "io's step time ($(per "$ra") s) is within 10% of the model's" within "$(per "$ra")" "${model:-0}" 10
+check "gpu's step time ($(per "$rb") s) is within 10% of the model's" within "$(per "$rb")" "${model:-0}" 10
+check "the policy's own group time agrees with tidald's model" within "${policy:-0}" "${model:-0}" 1
+
+scancel "$a"
+check "tidald sees the cancelled member leave" \
+	wait_for 30 grep -q "group n1-gpu0: job $a rank 0 leaves, 1 left" "$tlog"
+s1=$(step_of "$b")
+wait_for 60 past "$b" $((${s1:-0} + 25))
+sleep 3
+rb=$(rate "$b")
+say "gpu alone: $rb it/s ($(per "$rb") s; solo 0.37 x 1.015 = 0.3756 s)"
+check "the member left runs on at its solo time" within "$(per "$rb")" 0.3756 10
+check "... still holding its shard" test -n "$(shard_of "$b")"
+scancel "$b"
+finish
