@@ -330,13 +330,18 @@ public:
 	}
 	std::vector<std::string> keys() const override
 	{
-		return {"AntMan.UtilCap"};
+		return { "AntMan.UtilCap", "Muri.RestartOverhead" };
 	}
 	RunResult run(const SimInput &in, const std::string &policy,
 		      const Params &params, const Progress &progress,
 		      RunMode mode) override
 	{
 		std::string name = canonical(policy);
+		OverheadOverride overhead(
+			params.has("Muri.RestartOverhead")
+				? params.get_double("Muri.RestartOverhead", 0,
+						    0, 86400)
+				: -1);
 		if (name == "antman")
 			return run_antman(in, params, progress, mode);
 		std::string err;

@@ -52,6 +52,22 @@ inline constexpr double kSoloFactor = 1.015;
  * 10 s for a model or width missing from the table. */
 double restart_overhead(int gpus, const std::string &model);
 
+/* Muri.RestartOverhead: every job's seconds lost per event interval in
+ * place of the anchor's table, for the runs on this thread while it
+ * lives (< 0: the table).  The anchor's quirk of charging it on every
+ * interval stays; 0 models a cluster whose restarts cost nothing beyond
+ * what its event times show (the live loopback cluster's jobs start in
+ * about a second and are never restarted by muri-s or srsf there). */
+class OverheadOverride
+{
+public:
+	explicit OverheadOverride(double seconds);
+	~OverheadOverride();
+
+private:
+	double saved_;
+};
+
 /* The trace's iteration_time column in ms, recovered exactly from the
  * reader's seconds (it divided by 1000), times 1.015, over 1000: the
  * anchor's own order of operations. */
