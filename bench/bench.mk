@@ -1,8 +1,9 @@
 # bench/bench.mk - `make bench`: replay cost against the anchors' measured
 # cost, scale from 10k to 1M jobs, checkpoint and resize times, tidalctl
 # latency under heart-beating agents (bench/ctl.sh), a burst of 10,000
-# jobs on the loopback cluster (bench/load.sh) and srun's time to start
-# (bench/srun.sh).  Results are printed as
+# jobs on the loopback cluster (bench/load.sh), srun's time to start
+# (bench/srun.sh) and Muri's interleaving against srsf, live and beside
+# tidal-sim (bench/muri_live.sh).  Results are printed as
 # tables with the machine noted; nothing here is a pass/fail test.
 
 $(BUILD)/gen-trace: bench/gen_trace.cc
@@ -18,6 +19,7 @@ bench: $(BUILD)/tidal-sim $(BUILD)/gen-trace \
 	bench/ctl.sh $(BUILD)
 	bench/load.sh $(BUILD)
 	bench/srun.sh $(BUILD)
+	bench/muri_live.sh $(BUILD)
 
 # The loopback cluster's load benchmarks alone (bench/ctl.sh,
 # bench/load.sh, bench/srun.sh; BENCH_CTL_*, BENCH_LOAD_* and BENCH_SRUN_*

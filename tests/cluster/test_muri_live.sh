@@ -13,8 +13,12 @@
 #   each job's measured step rate (tidalctl's Training=) is within 10% of
 #     the model's group iteration time, and of the one tidalctl explain
 #     gives (the policy's own number)
+#   kill -9 of slurmctld while grouped: the group goes on taking turns
+#     through it, at the same step time; slurmctld comes back to both jobs
+#     running on their shards
 #   the io job cancelled: tidald sees it leave, and the gpu job runs on,
 #     alone on its shard, at its solo time (stage sum x 1.015)
+#   all gone: no GPU and no shard held
 #
 # GPL-2.0-or-later.
 . "$(dirname "$0")/lib.sh"
@@ -76,6 +80,22 @@ check "io's step time ($(per "$ra") s) is within 10% of the model's" within "$(p
 check "gpu's step time ($(per "$rb") s) is within 10% of the model's" within "$(per "$rb")" "${model:-0}" 10
 check "the policy's own group time agrees with tidald's model" within "${policy:-0}" "${model:-0}" 1
 
+# kill -9 slurmctld: the turns are tidald's; the trainers never notice.
+sa=$(step_of "$a")
+sleep 6 # slurmctld's own state save comes within 5 s of a change
+restart_slurmctld_hard || { say "slurmctld did not restart"; dump_logs; exit 1; }
+check "slurmctld answers again" wait_for 60 scontrol ping
+check "both still run, each on its shard" \
+	eval 'both_run && [ -n "$(shard_of "$a")" ] && [ -n "$(shard_of "$b")" ]'
+check "tidald did not replan the group (no member left or came)" \
+	test "$(grep -cE "interleave: group n1-gpu0: jobs [0-9]+, [0-9]+ " "$tlog")" -eq 1
+wait_for 90 past "$a" $((${sa:-0} + 40))
+sleep 3
+ra2=$(rate "$a")
+say "io after the restart: $ra2 it/s"
+check "the pair's step time after the restart is still within 10% of the model's" \
+	within "$(per "$ra2")" "${model:-0}" 10
+
 scancel "$a"
 check "tidald sees the cancelled member leave" \
 	wait_for 30 grep -q "group n1-gpu0: job $a rank 0 leaves, 1 left" "$tlog"
@@ -87,4 +107,13 @@ say "gpu alone: $rb it/s ($(per "$rb") s; solo 0.37 x 1.015 = 0.3756 s)"
 check "the member left runs on at its solo time" within "$(per "$rb")" 0.3756 10
 check "... still holding its shard" test -n "$(shard_of "$b")"
 scancel "$b"
+all_free() { # nothing of gpu or shard in use on n1
+	local used
+	used=$(scontrol show node -d n1 | sed -n 's/.*GresUsed=\([^ ]*\).*/\1/p' |
+		sed 's/([^)]*)//g')
+	[ -n "$used" ] && ! tr ',' '\n' <<<"$used" | grep -qv ':0$'
+}
+check "all gone: no GPU and no shard held" wait_for 30 all_free
+check "tidald's group is gone with its last member" \
+	wait_for 30 grep -q "group n1-gpu0: job $b rank 0 leaves, 0 left" "$tlog"
 finish
