@@ -130,7 +130,7 @@ machine() {
 	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 	echo "machine: ${cpu:-unknown CPU}, $(nproc) cores," \
 	     "$(awk '/^MemTotal:/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
-	echo "cluster: loopback Slurm $(sinfo -V 2>/dev/null | awk '{print $2}'), 2 nodes x 2 fake GPUs, 4 shards each"
+	echo "cluster: loopback Slurm $(slurmctld -V 2>/dev/null | awk '{print $2}'), 2 nodes x 2 fake GPUs, 4 shards each"
 	echo "jobs:    16 x 1 GPU, tidal-train --stage-profile (io 0.30/0.04/0.03 s, gpu 0.04/0.30/0.03 s), 40-70 steps"
 }
 
