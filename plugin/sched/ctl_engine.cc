@@ -139,6 +139,10 @@ wire::CtlRecord job_record(const JobView &v, bool full)
 		/* Jobs on the same GPUs (gres/shard: sched_tidal(8)) */
 		if (!v.partners.empty())
 			put_str(o, "SharesGPUsWith", v.partners);
+		/* the GPU it holds a shard of: its interleaving group on
+		 * that node's tidald */
+		if (!v.shared_gpu.empty())
+			put_str(o, "SharedGPU", v.shared_gpu);
 	}
 	put_str(o, "Action", v.decided ? action_name(v.decision.action) : "");
 	/* The policy's order, apart from the Reason (which Slurm shows too,

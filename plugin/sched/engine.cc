@@ -667,6 +667,11 @@ void Engine::record(const tidal_snap_t &s, const std::vector<Job> &jobs,
 			v.decision = *it->second;
 			v.decided = true;
 		}
+		const tidal_job_t &b = s.jobs[i];
+		if (b.shard_node >= 0 && b.shard_node < s.n_nodes &&
+		    b.shard_gpu >= 0)
+			v.shared_gpu = std::string(s.nodes[b.shard_node].name) +
+				       "-gpu" + std::to_string(b.shard_gpu);
 		if (jobs[i].gpu_group)
 			for (JobId id : groups[jobs[i].gpu_group])
 				if (id != jobs[i].id)

@@ -46,6 +46,9 @@ struct JobView {
 	bool decided = false;
 	/* Running on a shared GPU: the other jobs on it, "12,14"; "" none. */
 	std::string partners;
+	/* Holding a shard of GPU G of node N: "N-gpuG" (tidald's group name);
+	 * "" none. */
+	std::string shared_gpu;
 };
 
 /* One node as tidalctl shows it. */

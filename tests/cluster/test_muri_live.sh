@@ -12,7 +12,8 @@
 #     with Muri's model (its period logged)
 #   each job's measured step rate (tidalctl's Training=) is within 10% of
 #     the model's group iteration time, and of the one tidalctl explain
-#     gives (the policy's own number)
+#     gives (the policy's own number); tidalctl show job names the
+#     shared GPU (SharedGPU=n1-gpu0), the partner and the stage times
 #   kill -9 of slurmctld while grouped: the group goes on taking turns
 #     through it, at the same step time; slurmctld comes back to both jobs
 #     running on their shards
@@ -79,6 +80,11 @@ per() { python3 -c "import sys; print('%.4f' % (1/float(sys.argv[1])))" "$1" 2>/
 check "io's step time ($(per "$ra") s) is within 10% of the model's" within "$(per "$ra")" "${model:-0}" 10
 check "gpu's step time ($(per "$rb") s) is within 10% of the model's" within "$(per "$rb")" "${model:-0}" 10
 check "the policy's own group time agrees with tidald's model" within "${policy:-0}" "${model:-0}" 1
+show=$("$TIDALCTL" show job "$a" 2>&1)
+grep -oE '(SharesGPUsWith|SharedGPU|Training|Stages)=[^=]*( |$)' <<<"$show" | sed 's/^/    /'
+check "tidalctl show job: the shared GPU, the partner and the stage times" \
+	eval 'grep -q "SharedGPU=n1-gpu0" <<<"$show" && grep -q "SharesGPUsWith=$b" <<<"$show" &&
+		grep -qE "Stages=data [0-9]+ ms, compute [0-9]+ ms, sync [0-9]+ ms" <<<"$show"'
 
 # kill -9 slurmctld: the turns are tidald's; the trainers never notice.
 sa=$(step_of "$a")

@@ -139,6 +139,16 @@ void agent_job_fields(uint32_t job, wire::CtlRecord &rec, bool full)
 			t += buf;
 		}
 		put(rec, "Training", t);
+		if (j.status.stages.present) {
+			/* per step, as the trainer measured them (ms) */
+			std::snprintf(buf, sizeof(buf),
+				      "data %.0f ms, compute %.0f ms, sync "
+				      "%.0f ms",
+				      j.status.stages.data,
+				      j.status.stages.compute,
+				      j.status.stages.comm);
+			put(rec, "Stages", buf);
+		}
 		if (j.status.grad_sqr && j.status.grad_var) {
 			std::snprintf(buf, sizeof(buf),
 				      "sqr %.4g, var %.4g (noise scale %.4g)",
