@@ -9,7 +9,9 @@
  * A member whose connection closes (done, killed, or its job ended) leaves;
  * the others finish the runs they hold and go on without it.  A group
  * waits for its members up to kLateS after the first came, then goes with
- * those in.
+ * those in.  A member that stops without closing (SIGSTOP, a collective
+ * waiting on a dead peer) holds its group up until it goes on or goes
+ * away: the clock cannot tell it from a long stage.
  *
  * Every (re)plan is logged with the model's period; the measured one, from
  * the starts of the first member's data stage, every kReportS.
@@ -65,8 +67,8 @@ static uint64_t member_key(const InterleaveJoin &j)
 	return j.job << 16 | j.rank;
 }
 
-/* Under G's lock: write each due turn to its member; note the plan when
- * it is new and the measured period. */
+/* Under G's lock: write each due turn to its member, and note (and every
+ * kReportS log) the measured period. */
 static void hand_turns(Agent::Group &g, const std::vector<GroupClock::Due> &due)
 {
 	if (due.empty())
