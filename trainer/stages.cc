@@ -85,26 +85,23 @@ bool StagePacer::setup(const StageTimes &solo, const GroupEnv &g, int rank,
 	factor_ = muri_group_factors()[0];
 	if (g.size == 0)
 		return true;
-	fd_ = wire::unix_connect(g.sock, &err);
-	if (fd_ < 0) {
-		err = "interleaving group " + g.name + ": " + err;
-		return false;
-	}
+	group_ = g.name;
+	std::string why;
+	fd_ = wire::unix_connect(g.sock, &why);
 	wire::InterleaveJoin j;
 	j.job = g.job;
 	j.rank = (uint64_t)rank;
 	j.group = g.name;
 	j.size = g.size;
 	j.stages = { solo[0], solo[1], solo[2] };
-	if (!wire::write_all(fd_, wire::encode(j))) {
-		err = "interleaving group " + g.name + ": cannot write to " +
-		      g.sock;
-		close(fd_);
-		fd_ = -1;
-		return false;
+	if (fd_ >= 0 && !wire::write_all(fd_, wire::encode(j)))
+		why = "cannot write to " + g.sock;
+	if (fd_ < 0 || !why.empty()) {
+		/* training goes on without turns rather than fail */
+		go_solo(why);
+		return true;
 	}
 	in_ = std::make_unique<wire::Reader>(fd_);
-	group_ = g.name;
 	return true;
 }
 

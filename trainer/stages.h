@@ -15,7 +15,8 @@
  * A turn that starts at another stage than the one the step is at (the
  * group was planned again between stages) is sat out: its time passes
  * idle and the step waits for a turn of its own stage.  If tidald goes
- * away, the trainer says so once and paces alone.
+ * away, cannot be reached or refuses the group, the trainer says so once
+ * and paces alone.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -47,7 +48,8 @@ class StagePacer
 {
 public:
 	/* SOLO: the profile's seconds per stage.  With G.size > 0, join
-	 * the group as RANK: RET false with ERR if tidald refuses. */
+	 * the group as RANK; if tidald cannot be reached, or refuses, say
+	 * so on stderr and pace alone.  RET true (ERR for later use). */
 	bool setup(const StageTimes &solo, const GroupEnv &g, int rank,
 		   std::string &err);
 	~StagePacer();

@@ -12,6 +12,7 @@
 #   three members        the same, staggered over Muri's four slots
 #   a member finishing     the other goes on alone, at its solo time
 #   kill -9 of a member    the same: the group dissolves, nothing hangs
+#   no tidald              a grouped trainer says so and trains alone
 #   bad joins              a size over 4, a fifth member: refused, named
 #
 # GPL-2.0-or-later.
@@ -151,6 +152,17 @@ rc=$?
 check "after kill -9 of its partner, the other member finishes (exit $rc)" test "$rc" -eq 0
 check "tidald saw the killed member leave" \
 	grep -q "group n1-gpu1: job 103 rank 0 leaves, 1 left" "$T/n1.log"
+
+# ---- no tidald to take turns from: the trainer says so and trains alone
+env TIDAL_RANK=0 TIDAL_WORLD=1 TIDAL_LOCAL_RANK=0 TIDAL_JOB=108 \
+	TIDAL_GROUP=n1-gpu9/2 TIDAL_AGENT_SOCK=$T/run/none.sock \
+	"$BUILD_ABS/tidal-train" --in 8 --out 2 --hidden 16 --layers 1 \
+	--iters 5 --log-every 5 --stage-profile "$T/stages.csv" \
+	--profile-model gpu >"$T/train-108.log" 2>&1
+rc=$?
+check "without tidald, a grouped trainer trains alone (exit $rc)" \
+	eval '[ $rc -eq 0 ] && grep -q "interleaving group n1-gpu9: .*pacing alone" "$T/train-108.log" &&
+		grep -q "\"ev\":\"done\"" "$T/train-108.log"'
 
 # ---- bad joins
 ask() {
