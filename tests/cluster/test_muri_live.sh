@@ -17,6 +17,9 @@
 #   kill -9 of slurmctld while grouped: the group goes on taking turns
 #     through it, at the same step time; slurmctld comes back to both jobs
 #     running on their shards
+#   kill -9 of the io job's trainer: its launcher restarts it from its
+#     newest checkpoint, it joins the group again, the pair runs at the
+#     model's step time again
 #   the io job cancelled: tidald sees it leave, and the gpu job runs on,
 #     alone on its shard, at its solo time (stage sum x 1.015)
 #   all gone: no GPU and no shard held
@@ -42,7 +45,7 @@ Muri.Profiles=$profile"
 trap 'cluster_down; rm -f "$profile"' EXIT
 check "the agent is up" start_agents
 
-args="--stage-profile $profile --iters 100000 --log-every 5 --in 8 --out 2 --hidden 16 --layers 1"
+args="--stage-profile $profile --iters 100000 --log-every 5 --ckpt-every 20 --in 8 --out 2 --hidden 16 --layers 1"
 train_script "$T/io.sh" "$args --profile-model io"
 train_script "$T/gpu.sh" "$args --profile-model gpu"
 begin=$(date -d '+12 sec' +%Y-%m-%dT%H:%M:%S)
@@ -102,9 +105,32 @@ say "io after the restart: $ra2 it/s"
 check "the pair's step time after the restart is still within 10% of the model's" \
 	within "$(per "$ra2")" "${model:-0}" 10
 
+# kill -9 of a member's trainer: its launcher restarts it from its newest
+# checkpoint (a restart of its budget), and it joins the group again.
+tp=$(pgrep -f -- "--profile-model io" | while read -r p; do
+	[ "$(cat /proc/$p/comm 2>/dev/null)" = tidal-train ] && echo "$p"; done | head -1)
+joins() { grep -c "group n1-gpu0: job $a rank 0 (uid [0-9]*) joins" "$tlog"; }
+j0=$(joins)
+say "kill -9 of io's trainer ($tp)"
+kill -9 "$tp"
+check "io's launcher restarts its trainer from a checkpoint" \
+	wait_for 60 grep -qE "generation 1: world 1, ranks 0-0 here, resuming from step [1-9]" "$T/out/$a.out"
+grep -E "restarting all ranks|generation 1: world" "$T/out/$a.out" | sed 's/^/    /'
+rejoined() { [ "$(joins)" -gt "$j0" ]; }
+check "the restarted trainer joins the group again" wait_for 60 rejoined
+check "the partner ran on meanwhile" is_state "$b" RUNNING
+sa=$(step_of "$a")
+wait_for 90 past "$a" $((${sa:-0} + 30))
+sleep 3
+ra3=$(rate "$a")
+say "io after its restart: $ra3 it/s"
+check "the pair runs at the model's step time again" within "$(per "$ra3")" "${model:-0}" 10
+
+leaves() { grep -c "group n1-gpu0: job $a rank 0 leaves, 1 left" "$tlog"; }
+l0=$(leaves)
+left_again() { [ "$(leaves)" -gt "$l0" ]; }
 scancel "$a"
-check "tidald sees the cancelled member leave" \
-	wait_for 30 grep -q "group n1-gpu0: job $a rank 0 leaves, 1 left" "$tlog"
+check "tidald sees the cancelled member leave" wait_for 30 left_again
 s1=$(step_of "$b")
 wait_for 60 past "$b" $((${s1:-0} + 25))
 sleep 3
