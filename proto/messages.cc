@@ -687,6 +687,7 @@ std::string encode(const Turn &m)
 bool decode(const std::string &line, Turn *out, std::string *err)
 {
 	*out = Turn();
+	err->clear();
 	json_object *o = parse_object(line);
 	if (!o) {
 		*err = "not a JSON object";
@@ -732,6 +733,7 @@ std::string encode(const TurnDone &m)
 bool decode(const std::string &line, TurnDone *out, std::string *err)
 {
 	*out = TurnDone();
+	err->clear();
 	json_object *o = parse_object(line);
 	if (!o) {
 		*err = "not a JSON object";
