@@ -24,8 +24,14 @@
 #     throughput, batch and objective, and no sample has the chosen
 #     allocation's objective below that of keeping the current one;
 #   - C completes, and the others get its GPUs;
-#   - every trainer's loss falls across each restart: the mean of the three
-#     losses after it is below 1.1 x the mean of the three before.
+#   - every trainer resumes its training across each restart rather than
+#     starting over: the mean of the three losses after it is at most
+#     1.1 x the mean of the three before, or, once training has brought
+#     the loss down, gives back at most half of that (a run from scratch
+#     goes back to the first losses).  One step's loss is one batch's, and
+#     Pollux changes the batch, so a resumed run's next losses scatter by
+#     more than 10% (seen: 0.805 -> 0.890 after a restart that kept every
+#     step).
 #
 # GPL-2.0-or-later.
 . "$(dirname "$0")/lib.sh"
@@ -167,17 +173,21 @@ done
 # Loss across every restart: the launcher logs "step N loss X" lines, and
 # each run after a requeue starts "resuming from step" (--open-mode=append
 # keeps every run's lines in the job's output).
-loss_falls() { # loss_falls OUTFILE: every restart
+loss_falls() { # loss_falls OUTFILE: every restart resumes, not restarts
 	awk '/resuming from step/ { cut[++k] = n }
 		/ step [0-9]+ loss / { for (i = 1; i <= NF; i++) if ($i == "loss") l[++n] = $(i + 1) }
 		END {
 			bad = 0
+			first = (l[1] + l[2] + l[3]) / 3 # where training began
 			for (c = 1; c <= k; c++) {
 				p = cut[c]; if (p < 3 || p + 3 > n) continue
 				before = (l[p] + l[p - 1] + l[p - 2]) / 3
 				after = (l[p + 1] + l[p + 2] + l[p + 3]) / 3
-				printf "restart %d: %.4f -> %.4f\n", c, before, after
-				if (after > 1.1 * before) bad++
+				limit = 1.1 * before
+				if (before + (first - before) / 2 > limit)
+					limit = before + (first - before) / 2
+				printf "restart %d: %.4f -> %.4f (at most %.4f)\n", c, before, after, limit
+				if (after > limit) bad++
 			}
 			exit bad > 0
 		}' "$1"
@@ -185,7 +195,7 @@ loss_falls() { # loss_falls OUTFILE: every restart
 for n in a b c d; do
 	out=$T/out/${id[$n]}.out
 	restarts=$(grep -c "resuming from step" "$out")
-	check "$n: the loss falls across its $restarts restarts$(loss_falls "$out" | tr '\n' ';' | sed 's/^/ (/; s/;$/)/')" \
+	check "$n: training resumes across its $restarts restarts$(loss_falls "$out" | tr '\n' ';' | sed 's/^/ (/; s/;$/)/')" \
 		loss_falls "$out"
 done
 finish
