@@ -49,6 +49,16 @@ struct Sim {
 			q.push({ now + t, d.key });
 		}
 	}
+	/* KEY is gone: its run in flight never finishes. */
+	void drop(uint64_t key)
+	{
+		busy[key] = false;
+		decltype(q) kept;
+		for (; !q.empty(); q.pop())
+			if (q.top().second != key)
+				kept.push(q.top());
+		q = std::move(kept);
+	}
 	void run_until(double end)
 	{
 		while (!q.empty() && q.top().first <= end) {
@@ -152,30 +162,12 @@ static void test_leave_and_join(void **)
 	s.run_until(20);
 	assert_int_equal(c.order().size(), 3);
 	/* member 2 goes; its run in flight no longer counts */
-	s.busy[2] = false;
-	std::vector<GroupClock::Due> d = c.leave(2);
-	s.hand(d);
-	std::priority_queue<std::pair<double, uint64_t>,
-			    std::vector<std::pair<double, uint64_t>>,
-			    std::greater<>>
-		q2;
-	while (!s.q.empty()) { /* drop the gone member's pending finish */
-		if (s.q.top().second != 2)
-			q2.push(s.q.top());
-		s.q.pop();
-	}
-	s.q = q2;
+	s.drop(2);
+	s.hand(c.leave(2));
 	s.run_until(60);
 	assert_int_equal(c.order().size(), 2);
-	s.busy[3] = false;
+	s.drop(3);
 	s.hand(c.leave(3));
-	q2 = {};
-	while (!s.q.empty()) {
-		if (s.q.top().second != 3)
-			q2.push(s.q.top());
-		s.q.pop();
-	}
-	s.q = q2;
 	s.loads[1].clear();
 	s.run_until(200);
 	assert_int_equal(c.order().size(), 1);
