@@ -75,6 +75,11 @@ static struct {
 static int n_requeued;
 
 static tidal_resize_t resizes[MAX_TRANSIT];
+/* Seconds a requeued resize keeps its target's GPUs from other jobs
+ * while the engine cannot see it (tidal_resize_keep): long enough for
+ * Slurm to finish the requeue, short enough that a job held meanwhile
+ * (scontrol hold) keeps no GPUs idle. */
+#define KEEP_MAX 30
 static int n_resizes;
 
 extern void tidal_note_requeue(uint32_t job, time_t when)
@@ -219,6 +224,38 @@ extern tidal_resize_t *tidal_resize_find(uint32_t job)
 	return NULL;
 }
 
+extern void tidal_resize_keep(time_t now,
+			      void (*add)(uint32_t job, int node, int gpus))
+{
+	for (int i = 0; i < n_resizes; i++) {
+		const tidal_resize_t *r = &resizes[i];
+		job_record_t *job_ptr = find_job_record(r->job);
+		char *at, *tok, *save = NULL;
+
+		if (!job_ptr || r->phase != TIDAL_RS_REQUEUED || !r->at[0] ||
+		    now - r->since > KEEP_MAX ||
+		    r->request_set == TIDAL_RQ_KEEP ||
+		    (IS_JOB_RUNNING(job_ptr) && !IS_JOB_COMPLETING(job_ptr)))
+			continue;
+		at = xstrdup(r->at);
+		for (tok = strtok_r(at, ",", &save); tok;
+		     tok = strtok_r(NULL, ",", &save)) {
+			char *colon = strrchr(tok, ':');
+			node_record_t *node_ptr;
+			int gpus;
+
+			if (!colon)
+				continue;
+			*colon = '\0';
+			gpus = atoi(colon + 1);
+			node_ptr = find_node_record(tok);
+			if (node_ptr && gpus > 0)
+				add(r->job, node_ptr->index, gpus);
+		}
+		xfree(at);
+	}
+}
+
 static void _resize_drop(uint32_t job)
 {
 	for (int i = 0; i < n_resizes; i++)
@@ -234,6 +271,9 @@ static char *_gpu_tres(int n)
 	return s;
 }
 
+static int _sharded_find(uint32_t job);
+static void _sharded_drop(uint32_t job);
+
 /* Change a pending job's GPU request to GPUS on NODES nodes (update_job
  * with a job_desc): this file is the one place that does.  RET
  * SLURM_SUCCESS or an ESLURM code. */
@@ -242,6 +282,10 @@ static int _set_gpu_request(job_record_t *job_ptr, int gpus, int nodes)
 	job_desc_msg_t *desc = xmalloc(sizeof(*desc));
 	slurm_msg_t msg;
 	int rc;
+	/* A shard Tidal asked for in place of one GPU per node
+	 * (tidal_request_shards) goes: the request is for whole GPUs
+	 * again, per node as it was. */
+	bool ours = _sharded_find(job_ptr->job_id) >= 0;
 
 	if (nodes < 1)
 		nodes = 1;
@@ -252,8 +296,8 @@ static int _set_gpu_request(job_record_t *job_ptr, int gpus, int nodes)
 	 * may be given a count that does not divide over its nodes (7 GPUs
 	 * on 2): its per-node count is then cleared ("" clears it in
 	 * gres_job_state_validate) and the job asks per job from then on. */
-	bool per_node = job_ptr->tres_per_node &&
-			xstrcasestr(job_ptr->tres_per_node, "gpu");
+	bool per_node = ours || (job_ptr->tres_per_node &&
+				 xstrcasestr(job_ptr->tres_per_node, "gpu"));
 	if (per_node && gpus % nodes == 0) {
 		desc->tres_per_node = _gpu_tres(gpus / nodes);
 	} else {
@@ -267,11 +311,17 @@ static int _set_gpu_request(job_record_t *job_ptr, int gpus, int nodes)
 	slurm_msg_t_init(&msg);
 	msg.msg_type = REQUEST_UPDATE_JOB;
 	msg.data = desc;
-	rc = update_job(&msg, 0, false);
+	/* Slurm 22.05 checks a new GPU request against the shard in the
+	 * old one (tidal_update_job_gres). */
+	rc = ours ? tidal_update_job_gres(job_ptr, &msg)
+		  : update_job(&msg, 0, false);
 	slurm_free_job_desc_msg(desc);
-	if (rc == SLURM_SUCCESS)
+	if (rc == SLURM_SUCCESS) {
 		info("sched/tidal: %pJ now asks for %d GPUs on %d node(s)",
 		     job_ptr, gpus, nodes);
+		if (ours)
+			_sharded_drop(job_ptr->job_id);
+	}
 	return rc;
 }
 
@@ -297,6 +347,14 @@ static void _sharded_add(uint32_t job)
 		xrecalloc(sharded, cap_sharded, sizeof(*sharded));
 	}
 	sharded[n_sharded++] = job;
+}
+
+static void _sharded_drop(uint32_t job)
+{
+	int at = _sharded_find(job);
+
+	if (at >= 0)
+		sharded[at] = sharded[--n_sharded];
 }
 
 /* Forget the jobs that are gone or finished (job lock held). */
@@ -336,7 +394,7 @@ extern int tidal_request_shards(job_record_t *job_ptr, bool shard)
 		_sharded_prune();
 		_sharded_add(job_ptr->job_id);
 	} else if (!shard) {
-		sharded[at] = sharded[--n_sharded];
+		_sharded_drop(job_ptr->job_id);
 	}
 	info("sched/tidal: %pJ now asks for %s per node", job_ptr,
 	     shard ? "a shard of one GPU" : "one GPU");
