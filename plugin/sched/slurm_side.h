@@ -156,6 +156,14 @@ void tidal_resize_retarget(tidal_resize_t *r, int gpus, int nodes,
 /* Move every resize one step on; called each cycle under the locks. */
 void tidal_resize_advance(const tidal_apply_conf_t *conf, time_t now);
 tidal_resize_t *tidal_resize_find(uint32_t job);
+/* The placed targets of the resizes requeued at most 30 s before NOW and
+ * not running again: ADD(job, slurm node index, GPUs) for each node of
+ * each (job and node read locks held).  The snapshot keeps them from the
+ * other jobs while the engine cannot see the job (completing, or its
+ * begin time not yet given back), so that its restart finds its GPUs
+ * free. */
+void tidal_resize_keep(time_t now,
+		       void (*add)(uint32_t job, int node, int gpus));
 void tidal_resize_forget(uint32_t job);
 
 /* State lines for state.c: "requeue ..." and "resize ...". */

@@ -339,7 +339,25 @@ static bitstr_t *_reserved_now(time_t now, bool *later)
 static bitstr_t *reserved, *active_nodes;
 static bool resv_later;
 
-static void _take_nodes(void)
+/* The GPUs that resizes keep for their restart (tidal_resize_keep). */
+typedef struct {
+	uint32_t job;
+	int node; /* slurm index */
+	int gpus;
+} keep_t;
+static keep_t *keep;
+static int n_keep, cap_keep;
+
+static void _keep_add(uint32_t job, int node, int gpus)
+{
+	if (n_keep == cap_keep) {
+		cap_keep = 2 * cap_keep + 8;
+		xrecalloc(keep, cap_keep, sizeof(*keep));
+	}
+	keep[n_keep++] = (keep_t){ .job = job, .node = node, .gpus = gpus };
+}
+
+static void _take_nodes(time_t now)
 {
 	bool all = _take_switches();
 	node_record_t *node_ptr;
@@ -349,6 +367,8 @@ static void _take_nodes(void)
 		xrecalloc(ncopies, node_record_count + 1, sizeof(*ncopies));
 		cap_ncopies = node_record_count + 1;
 	}
+	n_keep = 0;
+	tidal_resize_keep(now, _keep_add);
 	for (int i = 0; (node_ptr = next_node(&i)); i++) {
 		node_copy_t *n = &ncopies[k++];
 		int count[2] = { 0, 0 };
@@ -1151,7 +1171,7 @@ extern void tidal_snapshot_take(tidal_snap_t *snap)
 	reserved = _reserved_now(now, &resv_later);
 	if (resv_later)
 		active_nodes = node_conf_get_active_bitmap();
-	_take_nodes();
+	_take_nodes(now);
 	n_resv_jobs = 0;
 
 	/* Gathered first: job_independent() may look at job_list, so not
@@ -1285,6 +1305,19 @@ extern void tidal_snapshot_finish(tidal_snap_t *snap)
 	for (int k = 0; k < n_ncopies; k++)
 		snap->nodes[k].gpus =
 			MIN(snap->nodes[k].gpus, snap->nodes[k].gpus_total);
+	/* A resize's restart the engine cannot see yet keeps its GPUs. */
+	for (int i = 0; i < n_keep; i++) {
+		int n = keep[i].node >= 0 && keep[i].node < node_count_seen
+				? snap_of[keep[i].node]
+				: -1;
+		bool seen = false;
+
+		for (int k = 0; k < n_order && !seen; k++)
+			seen = snap->jobs[k].id == keep[i].job;
+		if (n >= 0 && !seen)
+			snap->nodes[n].gpus =
+				MAX(0, snap->nodes[n].gpus - keep[i].gpus);
+	}
 	snap->n_jobs = n_order;
 	cur = NULL;
 }
