@@ -317,7 +317,8 @@ public:
 		}
 		return p;
 	}
-	/* The registry's, AntMan, and the anchor's names for ours. */
+	/* The registry's (antman among them: here the anchor's model, not
+	 * the core policy), and the anchor's names for ours. */
 	std::vector<std::string> policy_names() const override
 	{
 		std::vector<std::string> out = Preset::policy_names();
@@ -325,7 +326,8 @@ public:
 		     {"antman", "shortest", "shortest-gpu", "dlas-gpu",
 		      "multi-resource-blossom-same-gpu",
 		      "multi-resource-blossom-same-gpu-unaware"})
-			out.push_back(n);
+			if (std::find(out.begin(), out.end(), n) == out.end())
+				out.push_back(n);
 		return out;
 	}
 	std::vector<std::string> keys() const override

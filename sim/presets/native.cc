@@ -13,7 +13,6 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include "core/policies/muri.h"
 #include "core/model/policy.h"
 #include "core/profiles/throughput_table.h"
 #include "sim/csv.h"
@@ -57,14 +56,15 @@ public:
 			}
 		}
 	}
-	/* The registry's policies but those that interleave jobs on shared
-	 * GPUs: this model has no group speeds yet (--preset muri has). */
+	/* The registry's policies but those that put jobs on shared GPUs
+	 * (muri-s, muri-l, antman): this model has no speeds for them yet
+	 * (--preset muri has). */
 	std::vector<std::string> policy_names() const override
 	{
 		std::vector<std::string> out;
 		for (const PolicyInfo *i : all_policies()) {
 			auto p = i->make(Params());
-			if (!dynamic_cast<Muri *>(p.get()))
+			if (!p->shares_gpus()) /* its replay has no shards */
 				out.push_back(lower(i->name));
 		}
 		return out;
@@ -93,10 +93,10 @@ public:
 			throw InputError(err);
 		/* Interleaved groups share GPUs at a group speed this model
 		 * does not have yet: refuse rather than run them solo. */
-		if (dynamic_cast<Muri *>(p.get()))
+		if (p->shares_gpus())
 			throw InputError("policy '" + policy +
-					 "' interleaves jobs on shared GPUs; "
-					 "the tidal preset has no group speeds "
+					 "' puts jobs on shared GPUs; the "
+					 "tidal preset has no shared speeds "
 					 "yet (use --preset muri)");
 		size_t before = params.errors().size();
 		double oh = params.get_double("Tidal.RestartOverhead", 30, 0,
