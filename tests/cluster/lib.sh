@@ -356,7 +356,9 @@ san_reports() {
 	done
 }
 
-dump_logs() {
+dump_logs() { # TIDAL_LOG_DIR=DIR: also keep every log whole there
+	[ -z "${TIDAL_LOG_DIR:-}" ] ||
+		{ mkdir -p "$TIDAL_LOG_DIR" && cp -r "$T"/log/. "$T"/out "$TIDAL_LOG_DIR"/; }
 	for f in "$T"/log/*.log; do
 		[ -f "$f" ] || continue
 		echo "---- $f (last 25 lines)"
@@ -395,7 +397,7 @@ no_jobs_active() {
 cluster_down() {
 	trap - EXIT INT TERM
 	[ -n "${T:-}" ] && [ -d "$T" ] || return 0
-	if [ "$FAILED" -gt 0 ] || [ -n "${TIDAL_KEEP_LOGS:-}" ]; then
+	if [ "$FAILED" -gt 0 ] || [ -n "${TIDAL_KEEP_LOGS:-}${TIDAL_LOG_DIR:-}" ]; then
 		dump_logs
 	fi
 	scancel --full $(squeue -h -o %i 2>/dev/null) 2>/dev/null
