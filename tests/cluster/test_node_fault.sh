@@ -67,7 +67,9 @@ say "n4 killed ($n processes) and marked DOWN; E's newest durable checkpoint the
 grep -E "resize JobId=$e|requeue job JobId=$e" "$log" | sed 's/^/   /'
 running_off_n4() { is_state "$e" RUNNING && ! job_nodes "$e" | grep -q n4; }
 check "E runs again, off n4 ($(job_nodes "$e" 2>/dev/null))" wait_for 90 running_off_n4
-rstep() { grep -o "generation [0-9]*: world [0-9]*, ranks 0-1 here, resuming from step [0-9]*" "$out" | tail -1 | awk '{print $NF}'; }
+# Its size is the policy's: 2 GPUs on n3 beside D, or all 4 of n3 when
+# n4's death took D's place and R2 away first.
+rstep() { grep -oE "generation [0-9]+: world [0-9]+, ranks 0-[0-9]+ here, resuming from step [0-9]+" "$out" | tail -1 | awk '{print $NF}'; }
 resumed_after() { [ -n "$(rstep)" ] && [ "$(rstep)" -ge "$had" ] && is_state "$e" RUNNING; }
 check "... resumed from a reachable checkpoint, step $(rstep) >= $had" wait_for 60 resumed_after
 # Which came first is a race: n3's ack (the plugin requeues), or Slurm's
@@ -78,7 +80,7 @@ else
 	check "n3's tidald acked first; the plugin requeued E" \
 		grep -q "resize JobId=$e: tidald checkpointed it at step" "$log"
 fi
-say "E now on $(job_nodes "$e"): $(grep -o "generation [0-9]*: world [0-9]*, ranks 0-1 here, resuming from step .*" "$out" | tail -1)"
+say "E now on $(job_nodes "$e"): $(grep -oE "generation [0-9]+: world [0-9]+, ranks 0-[0-9]+ here, resuming from step .*" "$out" | tail -1)"
 "$TIDALCTL" show job "$e" | grep -o 'ResizeStory=.*' | sed 's/^/   /'
 
 # ---- 2. the only node with E's newest checkpoint dies
