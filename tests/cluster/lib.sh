@@ -440,6 +440,21 @@ TIDALCTL="$BUILD_ABS/tidalctl"
 # A job's GPUs as tidalctl reports them; has_gpus JOB N: running on N.
 gpus_of() { "$TIDALCTL" -o show job "$1" 2>/dev/null | grep -o 'AllocGPUs=[0-9]*' | cut -d= -f2; }
 has_gpus() { [ "$(job_state "$1")" = RUNNING ] && [ "$(gpus_of "$1")" = "$2" ]; }
+# A job's trainer step as its launcher reports it (tidalctl's Training=);
+# train_past JOB N: it is at step N or later.
+train_step() { "$TIDALCTL" show job "$1" 2>/dev/null | grep -o 'Training=step [0-9]*' | awk '{print $2}'; }
+train_past() { [ "$(train_step "$1")" -ge "$2" ] 2>/dev/null; }
+# gres_idle [NODE...]: no GPU and no shard in use on each (all of $NODES
+# if none named).
+gres_idle() {
+	local n used
+	for n in ${*:-$NODES}; do
+		used=$(scontrol show node -d "$n" | sed -n 's/.*GresUsed=\([^ ]*\).*/\1/p' |
+			sed 's/([^)]*)//g')
+		[ -n "$used" ] || return 1
+		! tr ',' '\n' <<<"$used" | grep -qv ':0$' || return 1
+	done
+}
 show_queue() { squeue -o '%.6i %.9T %.5D %.12b %.10N %r'; }
 set_tidal_conf() { # set_tidal_conf TEXT: rewrite and scontrol reconfigure
 	tidal_conf "$1"

@@ -79,9 +79,7 @@ explained() {
 check "tidalctl explain: beside its owner, under the cap" wait_for 10 explained
 grep -m1 'antman' <<<"$ex" | sed 's/^/    /'
 
-step_of() { "$TIDALCTL" show job "$1" 2>/dev/null | grep -o 'Training=step [0-9]*' | awk '{print $2}'; }
-past() { [ "$(step_of "$1")" -ge "$2" ] 2>/dev/null; }
-check "O trains (past its first checkpoint)" wait_for 60 past "$o" 25
+check "O trains (past its first checkpoint)" wait_for 60 train_past "$o" 25
 
 # H's sleep ends: G may grow to both GPUs, whole, and O must go first.
 # The Reason says it while O stops; its story keeps it.
@@ -104,11 +102,5 @@ check "O resumes from its checkpoint" \
 	wait_for 60 grep -qE "generation [0-9]+: world 1, ranks 0-0 here, resuming from step [1-9]" "$T/out/$o.out"
 grep -E "resuming from step" "$T/out/$o.out" | sed 's/^/    /'
 scancel "$o"
-all_free() { # nothing of gpu or shard in use on n1
-	local used
-	used=$(scontrol show node -d n1 | sed -n 's/.*GresUsed=\([^ ]*\).*/\1/p' |
-		sed 's/([^)]*)//g')
-	[ -n "$used" ] && ! tr ',' '\n' <<<"$used" | grep -qv ':0$'
-}
-check "all gone: no GPU and no shard held" wait_for 30 all_free
+check "all gone: no GPU and no shard held" wait_for 30 gres_idle n1
 finish

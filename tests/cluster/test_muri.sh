@@ -172,15 +172,6 @@ check "with $partner gone too, $w gets both GPUs of $node whole" wait_state 30 "
 scontrol show job -d "$w" | grep "GRES=" | sed 's/^/    /'
 
 scancel $(squeue -h -o %i)
-all_free() { # every node: nothing of gpu or shard in use
-	local n used
-	for n in $NODES; do
-		used=$(scontrol show node -d "$n" | sed -n 's/.*GresUsed=\([^ ]*\).*/\1/p' |
-			sed 's/([^)]*)//g')
-		[ -n "$used" ] || return 1
-		! tr ',' '\n' <<<"$used" | grep -qv ':0$' || return 1
-	done
-}
-check "all gone: no GPU and no shard held on any node" wait_for 30 all_free
+check "all gone: no GPU and no shard held on any node" wait_for 30 gres_idle
 scontrol show node -d n1 | grep "GresUsed" | sed 's/^/    /'
 finish

@@ -69,10 +69,8 @@ model=$(grep -E "interleave: group n1-gpu0: jobs ($a, $b|$b, $a) " "$tlog" | tai
 # it/s as the launcher reports it (tidalctl show job's Training=), once
 # it is past the group's first steps.
 rate() { "$TIDALCTL" show job "$1" 2>/dev/null | grep -o 'Training=step [0-9]*, [0-9.e+-]* it/s' | awk '{print $3}'; }
-step_of() { "$TIDALCTL" show job "$1" 2>/dev/null | grep -o 'Training=step [0-9]*' | awk '{print $2}'; }
-past() { [ "$(step_of "$1")" -ge "$2" ] 2>/dev/null; }
-s0=$(step_of "$a")
-wait_for 60 past "$a" $((${s0:-0} + 20))
+s0=$(train_step "$a")
+wait_for 60 train_past "$a" $((${s0:-0} + 20))
 sleep 3
 ra=$(rate "$a") rb=$(rate "$b")
 explain=$("$TIDALCTL" explain "$a" 2>&1 | grep -o 'interleaved with job [0-9]* ([0-9.]* s per iteration)')
@@ -90,7 +88,7 @@ check "tidalctl show job: the shared GPU, the partner and the stage times" \
 		grep -qE "Stages=data [0-9]+ ms, compute [0-9]+ ms, sync [0-9]+ ms" <<<"$show"'
 
 # kill -9 slurmctld: the turns are tidald's; the trainers never notice.
-sa=$(step_of "$a")
+sa=$(train_step "$a")
 sleep 6 # slurmctld's own state save comes within 5 s of a change
 restart_slurmctld_hard || { say "slurmctld did not restart"; dump_logs; exit 1; }
 check "slurmctld answers again" wait_for 60 scontrol ping
@@ -98,7 +96,7 @@ check "both still run, each on its shard" \
 	eval 'both_run && [ -n "$(shard_of "$a")" ] && [ -n "$(shard_of "$b")" ]'
 check "tidald did not replan the group (no member left or came)" \
 	test "$(grep -cE "interleave: group n1-gpu0: jobs [0-9]+, [0-9]+ " "$tlog")" -eq 1
-wait_for 90 past "$a" $((${sa:-0} + 40))
+wait_for 90 train_past "$a" $((${sa:-0} + 40))
 sleep 3
 ra2=$(rate "$a")
 say "io after the restart: $ra2 it/s"
@@ -119,8 +117,8 @@ grep -E "restarting all ranks|generation 1: world" "$T/out/$a.out" | sed 's/^/  
 rejoined() { [ "$(joins)" -gt "$j0" ]; }
 check "the restarted trainer joins the group again" wait_for 60 rejoined
 check "the partner ran on meanwhile" is_state "$b" RUNNING
-sa=$(step_of "$a")
-wait_for 90 past "$a" $((${sa:-0} + 30))
+sa=$(train_step "$a")
+wait_for 90 train_past "$a" $((${sa:-0} + 30))
 sleep 3
 ra3=$(rate "$a")
 say "io after its restart: $ra3 it/s"
@@ -131,21 +129,15 @@ l0=$(leaves)
 left_again() { [ "$(leaves)" -gt "$l0" ]; }
 scancel "$a"
 check "tidald sees the cancelled member leave" wait_for 30 left_again
-s1=$(step_of "$b")
-wait_for 60 past "$b" $((${s1:-0} + 25))
+s1=$(train_step "$b")
+wait_for 60 train_past "$b" $((${s1:-0} + 25))
 sleep 3
 rb=$(rate "$b")
 say "gpu alone: $rb it/s ($(per "$rb") s; solo 0.37 x 1.015 = 0.3756 s)"
 check "the member left runs on at its solo time" within "$(per "$rb")" 0.3756 10
 check "... still holding its shard" test -n "$(shard_of "$b")"
 scancel "$b"
-all_free() { # nothing of gpu or shard in use on n1
-	local used
-	used=$(scontrol show node -d n1 | sed -n 's/.*GresUsed=\([^ ]*\).*/\1/p' |
-		sed 's/([^)]*)//g')
-	[ -n "$used" ] && ! tr ',' '\n' <<<"$used" | grep -qv ':0$'
-}
-check "all gone: no GPU and no shard held" wait_for 30 all_free
+check "all gone: no GPU and no shard held" wait_for 30 gres_idle n1
 check "tidald's group is gone with its last member" \
 	wait_for 30 grep -q "group n1-gpu0: job $b rank 0 leaves, 0 left" "$tlog"
 finish
