@@ -14,6 +14,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "core/model/hostlist.h"
 #include "core/model/params.h"
 #include "sim/csv.h"
 
@@ -23,115 +24,17 @@ namespace fs = std::filesystem;
 
 /* Limits that keep a typo (n[0-99999999]) from eating the machine, and
  * every sum below from overflowing an int.  No real cluster is near them. */
-static constexpr long kMaxNodes = 100000;
+static constexpr long kMaxNodes = kMaxHostlistNames;
 static constexpr long kMaxGpusPerNode = 65536;
 static constexpr long kMaxGpus = 1L << 24;
-static constexpr int kMaxHostlistDims = 8;
-
-/* Split "a,b[1-2,4],c" at top-level commas (none inside [] or ()). */
-static std::vector<std::string> split_top(const std::string &s)
-{
-	std::vector<std::string> out;
-	std::string cur;
-	int depth = 0;
-	for (char c : s) {
-		if (c == '[' || c == '(')
-			depth++;
-		if (c == ']' || c == ')')
-			depth--;
-		if (c == ',' && depth == 0) {
-			out.push_back(cur);
-			cur.clear();
-		} else {
-			cur += c;
-		}
-	}
-	if (!cur.empty())
-		out.push_back(cur);
-	return out;
-}
-
-static long parse_index(const std::string &s, const std::string &file,
-			long line)
-{
-	if (s.empty() || s.size() > 9 ||
-	    s.find_first_not_of("0123456789") != std::string::npos)
-		input_error(file, line, "bad hostlist number '" + s + "'");
-	return std::strtol(s.c_str(), nullptr, 10);
-}
-
-static void push_host(std::vector<std::string> &out, std::string name,
-		      const std::string &file, long line)
-{
-	if ((long)out.size() >= kMaxNodes)
-		input_error(file, line,
-			    "hostlist expands to more than " +
-				    std::to_string(kMaxNodes) + " names");
-	out.push_back(std::move(name));
-}
-
-/* One "prefix[ranges]suffix" item; the suffix may hold more brackets
- * (several dimensions), up to kMaxHostlistDims of them. */
-static void expand_item(const std::string &item, int dims,
-			const std::string &file, long line,
-			std::vector<std::string> &out)
-{
-	size_t lb = item.find('[');
-	size_t stray = item.find(']');
-	if (lb == std::string::npos) {
-		if (stray != std::string::npos)
-			input_error(file, line,
-				    "unbalanced ']' in hostlist '" + item + "'");
-		push_host(out, item, file, line);
-		return;
-	}
-	size_t rb = item.find(']', lb);
-	if (rb == std::string::npos || stray < lb ||
-	    item.find('[', lb + 1) < rb)
-		input_error(file, line,
-			    "unbalanced '[' in hostlist '" + item + "'");
-	if (dims >= kMaxHostlistDims)
-		input_error(file, line, "too many [] groups in hostlist '" +
-						item + "'");
-	std::string prefix = item.substr(0, lb);
-	std::string ranges = item.substr(lb + 1, rb - lb - 1);
-	std::vector<std::string> rest;
-	if (rb + 1 < item.size())
-		expand_item(item.substr(rb + 1), dims + 1, file, line, rest);
-	else
-		rest.push_back("");
-	if (ranges.empty())
-		input_error(file, line, "empty [] in hostlist '" + item + "'");
-	std::stringstream in(ranges);
-	std::string r;
-	while (std::getline(in, r, ',')) {
-		size_t dash = r.find('-');
-		std::string a = r.substr(0, dash);
-		std::string b = dash == std::string::npos ? a
-							  : r.substr(dash + 1);
-		long lo = parse_index(a, file, line);
-		long hi = parse_index(b, file, line);
-		if (hi < lo)
-			input_error(file, line,
-				    "bad hostlist range '" + r + "'");
-		for (long i = lo; i <= hi; i++) {
-			/* "n[08-10]": zero padding to the width of the low end */
-			std::string num = std::to_string(i);
-			if (num.size() < a.size())
-				num.insert(0, a.size() - num.size(), '0');
-			for (const std::string &tail : rest)
-				push_host(out, prefix + num + tail, file, line);
-		}
-	}
-}
 
 std::vector<std::string> expand_hostlist(const std::string &list,
 					 const std::string &file, long line)
 {
 	std::vector<std::string> out;
-	for (const std::string &item : split_top(list))
-		if (!item.empty())
-			expand_item(item, 0, file, line, out);
+	std::string err;
+	if (!tidal::expand_hostlist(list, &out, &err))
+		input_error(file, line, err);
 	return out;
 }
 
@@ -193,7 +96,7 @@ static int gres_gpus(const std::string &gres, const std::string &file,
 		     long line)
 {
 	long total = 0;
-	for (const std::string &item : split_top(gres)) {
+	for (const std::string &item : split_top_level(gres)) {
 		std::string g = item.substr(0, item.find('('));
 		std::vector<std::string> f;
 		std::stringstream in(g);
