@@ -65,9 +65,10 @@ Engine &engine()
 static const char *replay_only_preset(const std::string &name)
 {
 	static const std::pair<const char *, const char *> names[] = {
-		{ "antman", "muri" },		{ "lucid", "lucid" },
-		{ "gandiva", "elasticflow" },	{ "themis", "elasticflow" },
-		{ "edf-admit", "elasticflow" }, { "optimus", "pollux" },
+		{ "gandiva", "elasticflow" },
+		{ "themis", "elasticflow" },
+		{ "edf-admit", "elasticflow" },
+		{ "optimus", "pollux" },
 	};
 	for (const auto &[n, preset] : names)
 		if (name == n)

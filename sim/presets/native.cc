@@ -57,7 +57,8 @@ public:
 		}
 	}
 	/* The registry's policies but those that put jobs on shared GPUs
-	 * (muri-s, muri-l, antman): this model has no speeds for them yet
+	 * (muri-s, muri-l, antman, lucid): this model has no speeds for them
+	 * yet
 	 * (--preset muri has). */
 	std::vector<std::string> policy_names() const override
 	{
@@ -97,7 +98,8 @@ public:
 			throw InputError("policy '" + policy +
 					 "' puts jobs on shared GPUs; the "
 					 "tidal preset has no shared speeds "
-					 "yet (use --preset muri)");
+					 "yet (use --preset muri or --preset "
+					 "lucid)");
 		size_t before = params.errors().size();
 		double oh = params.get_double("Tidal.RestartOverhead", 30, 0,
 					      86400);

@@ -8,7 +8,7 @@
 #                               force stays (fifo); jobs still start
 #   CtlPort changed             tidalctl answers on the new port after
 #                               scontrol reconfigure, no restart
-#   slurmctld started with      Policy=lucid: it does not start, and its
+#   slurmctld started with      Policy=gandiva: it does not start, and its
 #                               log says why
 #
 # GPL-2.0-or-later.
@@ -61,12 +61,12 @@ check "... and tidalctl answers on the new port" wait_for 10 in_force srtf
 scancel "$j"
 wait_for 20 no_jobs_active
 kill_pidfile "$T/run/slurmctld.pid"
-tidal_conf "Policy=lucid"
+tidal_conf "Policy=gandiva"
 start_slurmctld
 pid_gone() { ! pgrep -f "slurmctld -f $SLURM_CONF" >/dev/null; }
-check "slurmctld with Policy=lucid does not start" wait_for 30 pid_gone
+check "slurmctld with Policy=gandiva does not start" wait_for 30 pid_gone
 check "... and its log says why" \
-	logged "Policy=lucid: runs only inside tidal-sim's lucid preset, not in slurmctld"
+	logged "Policy=gandiva: runs only inside tidal-sim's elasticflow preset, not in slurmctld"
 tidal_conf "Policy=fifo"
 start_slurmctld && wait_for 60 scontrol ping
 check "with tidal.conf fixed, it starts again" wait_for 10 in_force fifo
