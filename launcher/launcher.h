@@ -128,6 +128,7 @@ private:
 	double loss_ = 0, it_s_ = 0;
 	bool has_loss_ = false;
 	wire::Stages stages_;
+	wire::GpuUse gpu_;
 	std::optional<double> gns_;
 	int64_t batch_ = 0;
 	std::optional<double> progress_, grad_sqr_, grad_var_;

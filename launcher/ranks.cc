@@ -106,6 +106,15 @@ bool parse_event(const std::string &line, Event &out, std::string &err)
 		out.stages.compute = wire::get_number(st, "compute");
 		out.stages.comm = wire::get_number(st, "comm");
 	}
+	json_object *gu;
+	if (json_object_object_get_ex(o, "gpu", &gu) && gu &&
+	    json_object_is_type(gu, json_type_object)) {
+		double u = wire::get_number(gu, "util", -1);
+		double m = wire::get_number(gu, "mem_mb", -1);
+		if (std::isfinite(u) && u >= 0 && u <= 100 &&
+		    std::isfinite(m) && m >= 0 && m <= 1e9)
+			out.gpu = { true, u, m };
+	}
 	out.path = wire::get_string(o, out.ev == "start" ? "resumed" : "path");
 	out.bytes = (uint64_t)wire::get_number(o, "bytes");
 	out.ms = wire::get_number(o, "ms");

@@ -33,6 +33,7 @@ struct Event {
 	bool has_loss = false;
 	double it_s = 0, samples_s = 0;
 	wire::Stages stages; /* ms per step in each stage */
+	wire::GpuUse gpu;    /* step: the GPU's use */
 	std::optional<double> gns;
 	int64_t batch = 0;          /* step, start */
 	std::optional<double> progress, grad_sqr, grad_var;

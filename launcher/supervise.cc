@@ -152,6 +152,7 @@ void Launcher::on_event(Rank &r, const Event &e)
 		has_loss_ = e.has_loss;
 		it_s_ = e.it_s;
 		stages_ = e.stages;
+		gpu_ = e.gpu;
 		gns_ = e.gns;
 		batch_ = e.batch ? e.batch : batch_;
 		progress_ = e.progress ? e.progress : progress_;
@@ -479,6 +480,7 @@ std::string Launcher::status_json() const
 		s.loss = loss_;
 	s.it_s = it_s_;
 	s.stages = stages_;
+	s.gpu = gpu_;
 	s.gns = gns_;
 	s.batch = batch_;
 	s.progress = progress_;

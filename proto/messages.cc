@@ -254,6 +254,12 @@ static void put_status(json_object *o, const TrainStatus &s)
 		put_num(st, "comm", s.stages.comm);
 		put(o, "stages", st);
 	}
+	if (s.gpu.present) {
+		json_object *g = json_object_new_object();
+		put_num(g, "util", s.gpu.util);
+		put_num(g, "mem_mb", s.gpu.mem_mb);
+		put(o, "gpu", g);
+	}
 	put(o, "gns", s.gns ? json_object_new_double(*s.gns) : nullptr);
 	put_int(o, "batch", s.batch);
 	for (auto [key, v] : {std::pair{"progress", &s.progress},
@@ -303,6 +309,13 @@ TrainStatus decode_status(json_object *o)
 		s.stages.data = num(st, "data");
 		s.stages.compute = num(st, "compute");
 		s.stages.comm = num(st, "comm");
+	}
+	if (json_object *g = object(o, "gpu")) {
+		double u = num(g, "util"), m = num(g, "mem_mb");
+		/* a percentage and a size: out of range is not measured */
+		if (std::isfinite(u) && u >= 0 && u <= 100 &&
+		    std::isfinite(m) && m >= 0 && m <= 1e9)
+			s.gpu = { true, u, m };
 	}
 	s.last_ckpt = ckpt_ref_of(object(o, "last_ckpt"));
 	if (json_object *rs = array(o, "ranks"))

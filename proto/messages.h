@@ -89,19 +89,29 @@ struct Stages {
 	bool operator==(const Stages &) const = default;
 };
 
+/* How the job uses its GPUs, as the trainer measured it: the percentage
+ * of each step its GPU stage took (what NVML's utilisation counts), and
+ * the GPU memory it takes per GPU, MiB (tidal-train(1) --gpu-mem). */
+struct GpuUse {
+	bool present = false;
+	double util = 0, mem_mb = 0;
+	bool operator==(const GpuUse &) const = default;
+};
+
 /*
  * What tidal-launch knows of its job on this node: the fields of its
  * status reply and of a heartbeat's job entry.
  *
  *   "node":"n1","world":4,"generation":2,"step":3000,"loss":2.31,
  *   "it_s":5.2,"stages":{"data":3.1,"compute":150,"comm":20},"gns":812,
+ *   "gpu":{"util":86.5,"mem_mb":3000},
  *   "batch":256,"progress":3400.5,"grad_sqr":2.1,"grad_var":6.3,
  *   "restarts_left":3,"last_ckpt":{"step":3000,"path":"/nvme/..."},
  *   "state":"running","ranks":[{"rank":0,"pid":4242}]
  *
  * state: running, restarting or stopped (tidal-launch(1)); "unknown" in a
  * heartbeat when the launcher did not answer ok.  loss and gns are null
- * until measured, stages absent; last_ckpt is null before the first
+ * until measured, stages and gpu absent; last_ckpt is null before the first
  * checkpoint.  batch: the global batch the trainer runs at (0 before its
  * first step event); progress: steps of its initial batch done
  * (AdaScale's scale-invariant count, tidal-train(1)); grad_sqr and
@@ -117,6 +127,7 @@ struct TrainStatus {
 	int64_t batch = 0;
 	std::optional<double> progress, grad_sqr, grad_var;
 	Stages stages;
+	GpuUse gpu;
 	CkptRef last_ckpt;
 	std::vector<std::pair<int64_t, int64_t>> ranks; /* rank, pid */
 	bool operator==(const TrainStatus &) const = default;

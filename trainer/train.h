@@ -52,6 +52,7 @@ struct Options {
 	uint64_t log_every = 10;
 	std::string profile, profile_model;
 	std::string stage_profile; /* model,data,compute,comm (stages.h) */
+	double gpu_mem_mb = 0;	   /* --gpu-mem; 0 = the model's own */
 	std::string backend = "auto"; /* auto | cpu | cuda */
 	int timeout_s = 120;          /* rendezvous and collectives */
 	bool quiet = false;

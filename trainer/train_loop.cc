@@ -112,6 +112,7 @@ private:
 	double grad_var() const;
 	std::string grad_json() const;
 	std::string group_json() const;
+	std::string gpu_json() const;
 
 	const Options &o_;
 	const Env &e_;
@@ -228,6 +229,28 @@ std::string Loop::group_json() const
 		return "";
 	return ",\"group\":{\"n\":" + std::to_string(pacer_->group_size()) +
 	       ",\"factor\":" + num(pacer_->factor()) + "}";
+}
+
+/* How this rank uses its GPU over the window: the share of a step its
+ * compute stage took (what NVML's utilisation counts), and the memory it
+ * takes (--gpu-mem, else parameters, gradients, Adam's two moments and
+ * one share of the batch's activations, in float). */
+std::string Loop::gpu_json() const
+{
+	double all = st_[0] + st_[1] + st_[2];
+	if (all <= 0)
+		return "";
+	double mb = o_.gpu_mem_mb;
+	if (mb <= 0) {
+		double act = 0;
+		for (size_t d : o_.shape.dims())
+			act += (double)d;
+		mb = (4.0 * (double)o_.shape.params() +
+		      2.0 * act * (double)share(e_.rank)) *
+		     sizeof(float) / (1024.0 * 1024.0);
+	}
+	return ",\"gpu\":{\"util\":" + num(100 * st_[1] / all) +
+	       ",\"mem_mb\":" + num(mb) + "}";
 }
 
 /* --stage-profile: the model's solo stage seconds, and the group that
@@ -625,7 +648,7 @@ void Loop::log_step(double loss, double gns, bool last)
 	     ",\"loss\":" + num(loss) + ",\"it_s\":" + num(it_s) +
 	     ",\"samples_s\":" + num(it_s * batch_) + ",\"stages\":{\"data\":" +
 	     num(st_[0] * k) + ",\"compute\":" + num(st_[1] * k) +
-	     ",\"comm\":" + num(st_[2] * k) + "}" + group_json() +
+	     ",\"comm\":" + num(st_[2] * k) + "}" + group_json() + gpu_json() +
 	     ",\"gns\":" + num(gns) + ",\"batch\":" + std::to_string(batch_) +
 	     ",\"gain\":" + num(gain_) + ",\"progress\":" + num(progress_) +
 	     grad_json() + "}");

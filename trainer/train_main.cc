@@ -51,6 +51,9 @@ const char kUsage[] =
 	"                         each step's data, compute and sync stages take\n"
 	"                         NAME's seconds (model,data,compute,comm), in the\n"
 	"                         turns of the group TIDAL_GROUP names\n"
+	"  --gpu-mem MB           GPU memory the job takes per GPU, as reported\n"
+	"                         to packing policies (default: its model, Adam\n"
+	"                         state and one batch's activations)\n"
 	"  --backend auto|cpu|cuda  (auto: CUDA when built and a GPU works)\n"
 	"  --timeout S            rendezvous and collective timeout (120)\n"
 	"  --store-server ADDR:PORT  run a rendezvous store (tests; port 0 =\n"
@@ -113,7 +116,7 @@ int store_server(const std::string &hostport)
 
 enum { O_IN = 256, O_OUT, O_HIDDEN, O_LAYERS, O_BATCH, O_ITERS, O_LR, O_SEED,
        O_CKE, O_CKS, O_LOG, O_PROF, O_PMODEL, O_BACKEND, O_TIMEOUT, O_STORE,
-       O_MODEL, O_HELP, O_VERSION, O_BENCH, O_FIND, O_STAGES };
+       O_MODEL, O_HELP, O_VERSION, O_BENCH, O_FIND, O_STAGES, O_GMEM };
 
 const struct option kOpts[] = {
 	{"model", 1, 0, O_MODEL}, {"in", 1, 0, O_IN}, {"out", 1, 0, O_OUT},
@@ -123,7 +126,7 @@ const struct option kOpts[] = {
 	{"ckpt-every", 1, 0, O_CKE}, {"ckpt-every-s", 1, 0, O_CKS},
 	{"log-every", 1, 0, O_LOG}, {"profile", 1, 0, O_PROF},
 	{"profile-model", 1, 0, O_PMODEL}, {"backend", 1, 0, O_BACKEND},
-	{"stage-profile", 1, 0, O_STAGES},
+	{"stage-profile", 1, 0, O_STAGES}, {"gpu-mem", 1, 0, O_GMEM},
 	{"timeout", 1, 0, O_TIMEOUT}, {"store-server", 1, 0, O_STORE},
 	{"help", 0, 0, O_HELP}, {"version", 0, 0, O_VERSION},
 	{"bench-gemm", 0, 0, O_BENCH}, {"find-checkpoint", 1, 0, O_FIND},
@@ -161,6 +164,7 @@ int parse(int argc, char **argv, Options &o, std::string &store, bool &bench,
 		case O_LOG: ok = parse_u64(name, optarg, 0, o.log_every); break;
 		case O_LR: ok = parse_double(name, optarg, o.lr); break;
 		case O_CKS: ok = parse_double(name, optarg, o.ckpt_every_s); break;
+		case O_GMEM: ok = parse_double(name, optarg, o.gpu_mem_mb); break;
 		case O_PROF: o.profile = optarg; break;
 		case O_PMODEL: o.profile_model = optarg; break;
 		case O_STAGES: o.stage_profile = optarg; break;

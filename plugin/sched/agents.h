@@ -31,7 +31,8 @@ void agent_job_fields(std::uint32_t job, wire::CtlRecord &rec, bool full);
  * per-iteration stage times in seconds (data/CPU, compute, communication);
  * the global batch (0 unknown), AdaScale's progress in steps of the
  * initial batch and Pollux's gradient statistics (NaN unknown;
- * tidal-train(1)). */
+ * tidal-train(1)); its GPU utilisation (percent) and memory (MiB), NaN
+ * unknown. */
 struct JobProgress {
 	double step = 0;
 	double it_s = 0;
@@ -39,6 +40,7 @@ struct JobProgress {
 	std::int64_t batch = 0;
 	std::int64_t world = 0; /* the trainer's world size */
 	double progress = NAN, grad_sqr = NAN, grad_var = NAN;
+	double gpu_util = NAN, gpu_mem_mb = NAN;
 };
 /* RET true with *P when JOB's last report is running and at most MAX_AGE
  * seconds old at NOW. */

@@ -350,6 +350,11 @@ void Engine::fill_job(const tidal_job_t &b, double now, Job *j,
 		j->grad_sqr = p.grad_sqr;
 		j->grad_var = p.grad_var;
 		j->sync_time = p.stages[2];
+		/* What packing policies pack by (lucid, antman). */
+		if (std::isfinite(p.gpu_util) && std::isfinite(p.gpu_mem_mb)) {
+			j->gpu_util = p.gpu_util;
+			j->gpu_mem_mb = p.gpu_mem_mb;
+		}
 	}
 	if (j->measured && b.iters > 0) {
 		/* Progress counts steps of the initial batch (AdaScale in

@@ -55,6 +55,17 @@ static void test_events(void **)
 		    e.stages.compute == 7.5 && e.stages.comm == 2);
 	assert_int_equal(e.batch, 0);
 	assert_false(e.progress || e.grad_sqr || e.grad_var);
+	assert_false(e.gpu.present);
+	/* The GPU's use; a percentage out of range is not a measurement. */
+	assert_true(parse_event("{\"ev\":\"step\",\"gpu\":{\"util\":62.5,"
+				"\"mem_mb\":3000}}",
+				e, err));
+	assert_true(e.gpu.present && e.gpu.util == 62.5 &&
+		    e.gpu.mem_mb == 3000);
+	assert_true(parse_event("{\"ev\":\"step\",\"gpu\":{\"util\":101,"
+				"\"mem_mb\":3000}}",
+				e, err));
+	assert_false(e.gpu.present);
 	/* AdaScale's and Pollux's fields; a negative statistic or a batch
 	 * out of range is dropped. */
 	assert_true(parse_event(

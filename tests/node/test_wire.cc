@@ -308,6 +308,7 @@ static TrainStatus a_status()
 	s.grad_sqr = 2.125;
 	s.grad_var = 6.25;
 	s.stages = { true, 3.5, 150, 20.25 };
+	s.gpu = { true, 86.5, 3000 };
 	s.last_ckpt = { 3000, "/nvme/tidal/12/ckpt-000000003000.tck" };
 	s.ranks = { { 0, 4242 }, { 1, 4243 } };
 	return s;

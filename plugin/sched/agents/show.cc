@@ -149,6 +149,13 @@ void agent_job_fields(uint32_t job, wire::CtlRecord &rec, bool full)
 				      j.status.stages.comm);
 			put(rec, "Stages", buf);
 		}
+		if (j.status.gpu.present) {
+			/* what packing policies read (lucid, antman) */
+			std::snprintf(buf, sizeof(buf),
+				      "utilisation %.0f%%, memory %.0f MiB",
+				      j.status.gpu.util, j.status.gpu.mem_mb);
+			put(rec, "GpuUse", buf);
+		}
 		if (j.status.grad_sqr && j.status.grad_var) {
 			std::snprintf(buf, sizeof(buf),
 				      "sqr %.4g, var %.4g (noise scale %.4g)",
@@ -186,6 +193,10 @@ bool agent_job_progress(uint32_t job, double now, double max_age,
 		p->stages[0] = s.stages.data / 1000;
 		p->stages[1] = s.stages.compute / 1000;
 		p->stages[2] = s.stages.comm / 1000;
+	}
+	if (s.gpu.present) {
+		p->gpu_util = s.gpu.util;
+		p->gpu_mem_mb = s.gpu.mem_mb;
 	}
 	p->batch = s.batch;
 	p->world = s.world;
