@@ -70,6 +70,9 @@ int lucid_score(double util, const LucidOptions &o)
 namespace
 {
 
+/* How long the profile of a job out of the snapshots is kept. */
+constexpr double kForgetAfter = 3600;
+
 std::string num(double v)
 {
 	std::ostringstream s;
@@ -210,7 +213,8 @@ void LucidRound::learn()
 		if (j->state != JobState::Running || j->gpu_util <= 0)
 			continue;
 		LucidProfile &p = pol_.profiles_[j->id];
-		if (p.util != j->gpu_util || p.mem_mb != j->gpu_mem_mb) {
+		if (!p.fixed &&
+		    (p.util != j->gpu_util || p.mem_mb != j->gpu_mem_mb)) {
 			p.util = j->gpu_util;
 			p.mem_mb = j->gpu_mem_mb;
 			pol_.serial_++;
@@ -233,13 +237,17 @@ void LucidRound::learn()
 			++it;
 		}
 	}
-	for (auto it = pol_.profiles_.begin(); it != pol_.profiles_.end();)
-		if (!active.count(it->first)) {
+	for (auto it = pol_.profiles_.begin(); it != pol_.profiles_.end();) {
+		LucidProfile &p = it->second;
+		if (active.count(it->first) || std::isnan(p.seen))
+			p.seen = now;
+		if (now - p.seen > kForgetAfter) {
 			it = pol_.profiles_.erase(it);
 			pol_.serial_++;
 		} else {
 			++it;
 		}
+	}
 	rate_ = recent * 600.0 / o_.sharing_window;
 }
 
@@ -330,6 +338,7 @@ void LucidRound::running(int i)
 		}
 		LucidProfile &p = pol_.profiles_[j.id];
 		p.done = true;
+		p.fixed = p.util > 0;
 		pol_.serial_++;
 		std::string what =
 			p.util > 0 ? "GPU utilisation " + num(p.util) + "%, " +
@@ -550,7 +559,7 @@ Plan Lucid::decide(const Snapshot &snap)
 	return LucidRound(*this, snap).run();
 }
 
-/* "job ID profile UTIL MEM DONE" and "job ID submit T". */
+/* "job ID profile UTIL MEM DONE FIXED" and "job ID submit T". */
 std::vector<std::string> Lucid::save_state() const
 {
 	std::vector<std::string> out;
@@ -558,7 +567,7 @@ std::vector<std::string> Lucid::save_state() const
 		std::ostringstream l;
 		l.precision(17);
 		l << "job " << id << " profile " << p.util << " " << p.mem_mb
-		  << " " << (p.done ? 1 : 0);
+		  << " " << (p.done ? 1 : 0) << " " << (p.fixed ? 1 : 0);
 		out.push_back(l.str());
 	}
 	for (const auto &[id, t] : submits_)
@@ -586,12 +595,14 @@ bool Lucid::load_state(const std::string &line)
 	if (kind != "profile")
 		return false;
 	LucidProfile p;
-	int done;
-	if (!(in >> p.util >> p.mem_mb >> done) || (in >> rest) ||
+	int done, fixed;
+	if (!(in >> p.util >> p.mem_mb >> done >> fixed) || (in >> rest) ||
 	    !std::isfinite(p.util) || !std::isfinite(p.mem_mb) || p.util < 0 ||
-	    p.util > 100 || p.mem_mb < 0 || (done != 0 && done != 1))
+	    p.util > 100 || p.mem_mb < 0 || (done != 0 && done != 1) ||
+	    (fixed != 0 && fixed != 1))
 		return false;
 	p.done = done == 1;
+	p.fixed = fixed == 1;
 	profiles_[(JobId)id] = p;
 	return true;
 }

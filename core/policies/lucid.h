@@ -58,6 +58,7 @@
 #pragma once
 
 #include <array>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -88,9 +89,15 @@ int lucid_score(double util, const LucidOptions &o);
 
 /* What profiling measured of one job. */
 struct LucidProfile {
-	double util = 0;   /* percent; 0 = nothing measured */
-	double mem_mb = 0; /* per GPU */
-	bool done = false; /* left the profiler (or never needed it) */
+	double util = 0;    /* percent; 0 = nothing measured */
+	double mem_mb = 0;  /* per GPU */
+	bool done = false;  /* left the profiler (or never needed it) */
+	bool fixed = false; /* measured on the profiler: kept as it is, not
+			     * overwritten by what it measures packed */
+	/* When a snapshot last held the job; NaN: loaded, not seen yet.
+	 * A requeued job is out of the snapshots while it completes, so a
+	 * profile is forgotten only an hour after its job was last seen. */
+	double seen = std::numeric_limits<double>::quiet_NaN();
 };
 
 class Lucid : public Policy

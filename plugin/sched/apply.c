@@ -111,7 +111,8 @@ bad:
  * asking for shards gets them on PARTNER's GPUs, or (no PARTNER) on GPUs
  * nobody holds; a whole-GPU job never gets a GPU with shards taken
  * (share.c). */
-static int _start(job_record_t *job_ptr, bitstr_t *ok, job_record_t *partner)
+static int _start(job_record_t *job_ptr, bitstr_t *ok, job_record_t *partner,
+		  const char *why)
 {
 	job_details_t *det = job_ptr->details;
 	bitstr_t *orig_exc = det->exc_node_bitmap;
@@ -149,11 +150,16 @@ static int _start(job_record_t *job_ptr, bitstr_t *ok, job_record_t *partner)
 		error("sched/tidal: %pJ was to share the GPUs of %pJ, and "
 		      "Slurm gave it others",
 		      job_ptr, partner);
+	/* With the policy's reason: the only place a start's is kept. */
+	if (!why)
+		why = "";
 	if (partner)
-		info("sched/tidal: started %pJ on %s, sharing the GPUs of %pJ",
-		     job_ptr, job_ptr->nodes, partner);
+		info("sched/tidal: started %pJ on %s, sharing the GPUs of "
+		     "%pJ%s%s",
+		     job_ptr, job_ptr->nodes, partner, *why ? ": " : "", why);
 	else
-		info("sched/tidal: started %pJ on %s", job_ptr, job_ptr->nodes);
+		info("sched/tidal: started %pJ on %s%s%s", job_ptr,
+		     job_ptr->nodes, *why ? ": " : "", why);
 	if (job_ptr->batch_flag == 0)
 		srun_allocate(job_ptr);
 	else if (!IS_JOB_CONFIGURING(job_ptr))
@@ -414,7 +420,7 @@ static int _start_het(job_record_t *leader, time_t now)
 	}
 	if (rc == SLURM_SUCCESS) {
 		for (int i = 0; i < k; i++) {
-			if ((rc = _start(comp[i], where[i], NULL)) ==
+			if ((rc = _start(comp[i], where[i], NULL, NULL)) ==
 			    SLURM_SUCCESS)
 				continue;
 			error("sched/tidal: %pJ did not start (%s) where its test placed it",
@@ -562,7 +568,7 @@ static int _apply_colocate(const tidal_decision_t *d, job_record_t *job_ptr,
 		return 0;
 	}
 	ok = bit_copy(partner->node_bitmap);
-	rc = _start(job_ptr, ok, partner);
+	rc = _start(job_ptr, ok, partner, d->reason);
 	FREE_NULL_BITMAP(ok);
 	if (rc == SLURM_SUCCESS) {
 		tidal_forget_requeue(job_ptr->job_id);
@@ -647,7 +653,7 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 		FREE_NULL_BITMAP(ok);
 		return 0;
 	}
-	rc = _start(job_ptr, ok, NULL);
+	rc = _start(job_ptr, ok, NULL, d->reason);
 	if (rc != SLURM_SUCCESS && ok && rc != ESLURM_NODES_BUSY &&
 	    rc != ESLURM_ACCOUNTING_POLICY) {
 		/* Slurm will not place the request on the planned nodes
@@ -655,7 +661,7 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 		 * per GPU): let it choose among all of them. */
 		verbose("sched/tidal: %pJ: start on planned nodes failed: %s; letting Slurm choose the nodes",
 			job_ptr, slurm_strerror(rc));
-		rc = _start(job_ptr, NULL, NULL);
+		rc = _start(job_ptr, NULL, NULL, d->reason);
 	}
 	FREE_NULL_BITMAP(ok);
 	if (rc == SLURM_SUCCESS) {
@@ -1013,8 +1019,10 @@ static int _start_resv_jobs(time_t now)
 	}
 	qsort(jobs, k, sizeof(*jobs), _by_priority);
 	for (int i = 0; i < k; i++) {
-		int rc = jobs[i]->het_job_list ? _start_het(jobs[i], now)
-					       : _start(jobs[i], NULL, NULL);
+		int rc = jobs[i]->het_job_list
+				 ? _start_het(jobs[i], now)
+				 : _start(jobs[i], NULL, NULL,
+					  "its reservation has begun");
 		if (rc == SLURM_SUCCESS)
 			started++;
 		else

@@ -92,7 +92,8 @@ static void test_profiler_first(void **)
 /*
  * Job 1 profiles on n1 from t=0, its trainer measuring 40% and 3000 MiB:
  * kept at t=100, preempted at t=200 with its profile, and then, pending,
- * it starts on n0 on a shard.  The profile survives a restart.
+ * it starts on n0 on a shard.  The profile survives the job's absence from
+ * a snapshot (requeued, completing) and a restart.
  */
 static void test_profile_end(void **)
 {
@@ -110,14 +111,17 @@ static void test_profile_end(void **)
 	assert_true(says(d, "GPU utilisation 40%, 3000 MiB of GPU memory, "
 			    "sharescore 1"));
 
-	/* Requeued: pending, no measurement now. */
+	/* Requeued: out of the snapshots while it completes, then pending,
+	 * with no measurement now. */
+	plan = pol->decide(snapshot(c, {}, 205));
 	jobs[0] = job(1, 1, 0, 1000);
 	jobs[0].estimate = 1000;
 	std::vector<std::string> saved = pol->save_state();
 	auto again = lucid({ { "Lucid.ProfilerNodes", "n1" } });
 	for (const std::string &l : saved)
 		assert_true(again->load_state(l));
-	assert_false(again->load_state("job 1 profile 400 1 1"));
+	assert_false(again->load_state("job 1 profile 400 1 1 1"));
+	assert_false(again->load_state("job 1 profile 40 1 1"));
 	assert_false(again->load_state("job x submit 1"));
 	for (Policy *p : { pol.get(), again.get() }) {
 		plan = p->decide(snapshot(c, jobs, 210));
@@ -126,6 +130,17 @@ static void test_profile_end(void **)
 		assert_int_equal(d->placement[0].node, 0);
 		assert_true(d->share);
 	}
+	/* Packed, it measures 10%: its profile (40%, sharescore 1) stays. */
+	running(jobs[0], 0, 1, 1, 220);
+	use(jobs[0], 10, 3000, 1000);
+	plan = pol->decide(snapshot(c, jobs, 230));
+	d = plan.find(1);
+	assert_int_equal((int)d->action, (int)Action::Keep);
+	double score = -1;
+	for (const auto &[k, v] : d->numbers)
+		if (k == "sharescore")
+			score = v;
+	assert_true(score == 1);
 }
 
 /*

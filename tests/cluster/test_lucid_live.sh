@@ -1,0 +1,112 @@
+#!/bin/bash
+# test_lucid_live.sh - Lucid, live: every new job is profiled first on the
+# node lent to profiling, then packed beside a running job when their
+# measured GPU use allows, and kept apart when it does not.
+#
+# n1 (2 GPUs, 2 shards each) runs jobs; n2 (2 GPUs) is the profiler
+# (Lucid.ProfilerNodes=n2, ProfileTime=20 s, sharing always on).  Each job
+# trains through tidal-launch, paced by a stage profile, and reports its
+# GPU utilisation (its compute stage's share of a step) and memory:
+#
+#   A  heavy (compute 90% of a step: sharescore 2), 3000 MiB
+#   B  heavy, 3000 MiB
+#   C  light (compute 10%: sharescore 0), 3000 MiB
+#
+#   A runs on n2 first; after 20 s it is preempted with its profile
+#     (checkpointed, requeued: its story says so) and resumes on n1
+#   B, profiled the same way, is kept apart from A (2 + 2 is over 2):
+#     it starts on n1's other GPU, its Reason saying why
+#   C, profiled, packs beside A (0 + 2): both hold a shard of the same
+#     GPU (Slurm's view), tidalctl shows the pair and the GpuUse
+#   all gone: no GPU and no shard held
+#
+# GPL-2.0-or-later.
+. "$(dirname "$0")/lib.sh"
+skip_unless_node_side
+NODES="n1 n2"
+GPUS_PER_NODE=2
+SHARDS_PER_GPU=2
+profile=$(mktemp /tmp/tidal-lucid-live.XXXXXX)
+chmod 644 "$profile"
+cat >"$profile" <<'CSV'
+model,data,compute,comm
+heavy,0.005,0.100,0.006
+light,0.080,0.010,0.010
+CSV
+cluster_up "Policy=lucid
+CycleInterval=1
+ResizeSignal=none
+CheckpointTimeout=120
+Lucid.ProfilerNodes=n2
+Lucid.ProfileTime=20
+Lucid.Sharing=always"
+trap 'cluster_down; rm -f "$profile"' EXIT
+check "the agents are up" start_agents
+
+common="--stage-profile $profile --iters 100000 --log-every 5 --ckpt-every 20 --in 8 --out 2 --hidden 16 --layers 1 --gpu-mem 3000"
+train_script "$T/heavy.sh" "$common --profile-model heavy"
+train_script "$T/light.sh" "$common --profile-model light"
+story() { "$TIDALCTL" show job "$1" 2>/dev/null | grep -o 'ResizeStory=.*'; }
+on_node() { is_state "$1" RUNNING && [ "$(job_nodes "$1")" = "$2" ]; }
+
+# A: profiled on n2, then on n1.
+a=$(submit -N1 --gpus=1 -t 10 "$T/heavy.sh")
+check "A ($a) starts on the profiler node n2" wait_for 30 on_node "$a" n2
+gpu_use() { "$TIDALCTL" show job "$1" 2>/dev/null | grep -o 'GpuUse=[^=]*MiB'; }
+measured() { gpu_use "$1" | grep -qE 'GpuUse=utilisation (8[5-9]|9[0-9])%, memory 3000 MiB'; }
+check "A's trainer reports its GPU use (about 90%, 3000 MiB)" wait_for 30 measured "$a"
+say "A: $(gpu_use "$a")"
+profiled() { story "$1" | grep -q "profiled for [0-9]* s (GPU utilisation [0-9]*%, 3000 MiB of GPU memory, sharescore $2)"; }
+check "after 20 s, A leaves the profiler with its profile (sharescore 2)" wait_for 60 profiled "$a" 2
+story "$a" | tr ';' '\n' | sed 's/^ */    /'
+check "A runs again, on n1" wait_for 60 on_node "$a" n1
+check "... resuming from its checkpoint" \
+	wait_for 60 grep -qE "resuming from step [1-9]" "$T/out/$a.out"
+
+# B: profiled, then kept apart from A.
+b=$(submit -N1 --gpus=1 -t 10 "$T/heavy.sh")
+check "B ($b) is profiled on n2" wait_for 30 on_node "$b" n2
+check "B leaves the profiler (sharescore 2)" wait_for 60 profiled "$b" 2
+check "B runs on n1" wait_for 60 on_node "$b" n1
+# The GPU a job holds a shard of: GRES=shard:1(IDX:0) on 22.05,
+# GRES=shard:1(1/2,0/2) (shards taken per GPU) on 24.11.
+shard_gpu() {
+	scontrol show job -d "$1" | grep -o 'GRES=shard:[0-9]*([^)]*)' | head -1 |
+		sed -E 's/.*\((.*)\)/\1/' | awk -F, '
+		/^IDX:/ { sub(/^IDX:/, ""); print; exit }
+		{ for (i = 1; i <= NF; i++) if ($i !~ /^0\//) { print i - 1; exit } }'
+}
+ga=$(shard_gpu "$a") gb=$(shard_gpu "$b")
+say "Slurm's shards: A on n1 GPU ${ga:-none}, B on n1 GPU ${gb:-none}"
+check "A and B hold shards of different GPUs" eval '[ -n "$ga" ] && [ -n "$gb" ] && [ "$ga" != "$gb" ]'
+# A start's reason is in slurmctld's log (tidalctl shows the last cycle's).
+started() { grep -F "sched/tidal: started JobId=$1 on n1" "$T/log/slurmctld.log" | tail -1; }
+apart() { started "$b" | grep -q "not packed: job $a sharescore 2 + 2 is over 2"; }
+check "B was kept apart: sharescore 2 + 2 over 2 (slurmctld's log)" wait_for 10 apart
+started "$b" | sed 's/.*sched.tidal: /    /'
+
+# C: profiled, then packed beside A.
+c=$(submit -N1 --gpus=1 -t 10 "$T/light.sh")
+check "C ($c) is profiled on n2" wait_for 30 on_node "$c" n2
+check "C leaves the profiler (sharescore 0)" wait_for 60 profiled "$c" 0
+check "C runs on n1" wait_for 60 on_node "$c" n1
+gc=$(shard_gpu "$c")
+say "Slurm's shards: C on n1 GPU ${gc:-none}"
+check "C holds a shard of A's GPU" eval '[ -n "$gc" ] && [ "$gc" = "$ga" ]'
+packed() {
+	show=$("$TIDALCTL" show job "$c" 2>&1)
+	grep -q "SharesGPUsWith=$a" <<<"$show"
+}
+check "tidalctl show job: C shares its GPU with A" wait_for 10 packed
+grep -oE '(SharesGPUsWith|SharedGPU|GpuUse)=[^ ]*( [^=]*MiB)?' <<<"$show" | sed 's/^/    /'
+why() { "$TIDALCTL" explain "$c" 2>/dev/null | grep -q "packed with job $a"; }
+check "tidalctl explain: C packed with A" wait_for 10 why
+check "C's start: packed beside A, sharescore 0 + 2" \
+	eval 'started "$c" | grep -q "packed beside job $a: sharescore 0 + 2"'
+started "$c" | sed 's/.*sched.tidal: /    /'
+check "C trains beside A" wait_for 60 eval 'train_past "$c" 25'
+show_queue
+
+scancel "$a" "$b" "$c"
+check "all gone: no GPU and no shard held" wait_for 30 gres_idle n1 n2
+finish
