@@ -18,6 +18,9 @@
 #     it starts on n1's other GPU, its Reason saying why
 #   C, profiled, packs beside A (0 + 2): both hold a shard of the same
 #     GPU (Slurm's view), tidalctl shows the pair and the GpuUse
+#   kill -9 of slurmctld: every job keeps its shard; A, requeued, is not
+#     profiled again (its profile is in the plugin's state) and packs
+#     beside C
 #   all gone: no GPU and no shard held
 #
 # GPL-2.0-or-later.
@@ -50,7 +53,8 @@ story() { "$TIDALCTL" show job "$1" 2>/dev/null | grep -o 'ResizeStory=.*'; }
 on_node() { is_state "$1" RUNNING && [ "$(job_nodes "$1")" = "$2" ]; }
 
 # A: profiled on n2, then on n1.
-a=$(submit -N1 --gpus=1 -t 10 "$T/heavy.sh")
+# (its output appended: it runs three times)
+a=$(submit -N1 --gpus=1 -t 10 --open-mode=append "$T/heavy.sh")
 check "A ($a) starts on the profiler node n2" wait_for 30 on_node "$a" n2
 gpu_use() { "$TIDALCTL" show job "$1" 2>/dev/null | grep -o 'GpuUse=[^=]*MiB'; }
 measured() { gpu_use "$1" | grep -qE 'GpuUse=utilisation (8[5-9]|9[0-9])%, memory 3000 MiB'; }
@@ -105,6 +109,23 @@ check "C's start: packed beside A, sharescore 0 + 2" \
 	eval 'started "$c" | grep -q "packed beside job $a: sharescore 0 + 2"'
 started "$c" | sed 's/.*sched.tidal: /    /'
 check "C trains beside A" wait_for 60 eval 'train_past "$c" 25'
+show_queue
+
+# kill -9 slurmctld: the jobs keep their shards, and the profiles survive
+# in the plugin's state: A, requeued, is not profiled again but packs
+# beside C (2 + 0), which now runs alone on its GPU.
+restart_slurmctld_hard || { say "slurmctld did not restart"; dump_logs; exit 1; }
+all_run() { is_state "$a" RUNNING && is_state "$b" RUNNING && is_state "$c" RUNNING; }
+check "after kill -9 of slurmctld, A, B and C still run" wait_for 30 all_run
+check "... C still on A's GPU" eval '[ "$(shard_gpu "$c")" = "$ga" ]'
+# Slurm holds a job that scontrol requeues for its credential's lifetime
+# (cred_expire + 1 = 121 s here) before it may start again.
+scontrol requeue "$a"
+repacked() { started "$a" | grep -q "packed beside job $c: sharescore 2 + 0"; }
+check "A requeued: not profiled again, it packs beside C" wait_for 200 repacked
+started "$a" | sed 's/.*sched.tidal: /    /'
+check "... on n1, resuming from its checkpoint" wait_for 60 eval \
+	'on_node "$a" n1 && [ "$(grep -cE "resuming from step [1-9]" "$T/out/$a.out")" -ge 2 ]'
 show_queue
 
 scancel "$a" "$b" "$c"
