@@ -11,8 +11,8 @@
  * and checksum are put around it, so that the fuzzer reaches the lines.
  * Mode bits 1-3 choose the policy in force (kConfs), so that the round
  * policies' state lines (round_policy.cc, gavel_rounds.cc, the FTF and
- * AlloX allocators') and Pollux's (pollux_live.cc) are read and written
- * back.
+ * AlloX allocators'), Pollux's (pollux_live.cc) and Lucid's profiles
+ * (lucid.cc) are read and written back.
  *
  * Each input is a slurmctld restart: the engine and agents forget, the
  * file is loaded, then saved (A), then the restart is done again from A
@@ -45,6 +45,7 @@ static const char *const kConfs[] = {
 	"Policy=allox\n",
 	"Policy=shockwave\n",
 	"Policy=pollux\n",
+	"Policy=lucid\n",
 };
 static const char *conf = kConfs[0];
 static std::string dir, file;
