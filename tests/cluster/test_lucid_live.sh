@@ -9,18 +9,18 @@
 # GPU utilisation (its compute stage's share of a step) and memory:
 #
 #   A  heavy (compute 90% of a step: sharescore 2), 3000 MiB
-#   B  heavy, 3000 MiB
+#   B, D  heavy, 3000 MiB
 #   C  light (compute 10%: sharescore 0), 3000 MiB
 #
 #   A runs on n2 first; after 20 s it is preempted with its profile
 #     (checkpointed, requeued: its story says so) and resumes on n1
 #   B, profiled the same way, is kept apart from A (2 + 2 is over 2):
-#     it starts on n1's other GPU, its Reason saying why
+#     it starts on n1's other GPU, slurmctld's log saying why
 #   C, profiled, packs beside A (0 + 2): both hold a shard of the same
 #     GPU (Slurm's view), tidalctl shows the pair and the GpuUse
-#   kill -9 of slurmctld: every job keeps its shard; A, requeued, is not
-#     profiled again (its profile is in the plugin's state) and packs
-#     beside C
+#   D, heavy, profiled, waits (no GPU free, no partner); kill -9 of
+#     slurmctld: every job keeps its shard; B ends and D starts on n1,
+#     not profiled again (its profile is in the plugin's state)
 #   all gone: no GPU and no shard held
 #
 # GPL-2.0-or-later.
@@ -53,8 +53,7 @@ story() { "$TIDALCTL" show job "$1" 2>/dev/null | grep -o 'ResizeStory=.*'; }
 on_node() { is_state "$1" RUNNING && [ "$(job_nodes "$1")" = "$2" ]; }
 
 # A: profiled on n2, then on n1.
-# (its output appended: it runs three times)
-a=$(submit -N1 --gpus=1 -t 10 --open-mode=append "$T/heavy.sh")
+a=$(submit -N1 --gpus=1 -t 10 "$T/heavy.sh")
 check "A ($a) starts on the profiler node n2" wait_for 30 on_node "$a" n2
 gpu_use() { "$TIDALCTL" show job "$1" 2>/dev/null | grep -o 'GpuUse=[^=]*MiB'; }
 measured() { gpu_use "$1" | grep -qE 'GpuUse=utilisation (8[5-9]|9[0-9])%, memory 3000 MiB'; }
@@ -111,23 +110,27 @@ started "$c" | sed 's/.*sched.tidal: /    /'
 check "C trains beside A" wait_for 60 eval 'train_past "$c" 25'
 show_queue
 
-# kill -9 slurmctld: the jobs keep their shards, and the profiles survive
-# in the plugin's state: A, requeued, is not profiled again but packs
-# beside C (2 + 0), which now runs alone on its GPU.
+# D, heavy too, is profiled and then waits: n1 is full, and A and C are
+# packed, B too heavy to join.  kill -9 slurmctld: the jobs keep their
+# shards, and D's profile survives in the plugin's state: when B ends, D
+# starts on n1 and is not profiled again.
+d=$(submit -N1 --gpus=1 -t 10 "$T/heavy.sh")
+check "D ($d) is profiled on n2" wait_for 30 on_node "$d" n2
+check "D leaves the profiler (sharescore 2)" wait_for 60 profiled "$d" 2
+waits() { is_state "$d" PENDING && reason_has "$d" "needs 1 GPU, 0 free"; }
+check "D waits: no GPU free, and no job it may pack beside" wait_for 60 waits
+say "D: $(job_reason "$d")"
 restart_slurmctld_hard || { say "slurmctld did not restart"; dump_logs; exit 1; }
 all_run() { is_state "$a" RUNNING && is_state "$b" RUNNING && is_state "$c" RUNNING; }
 check "after kill -9 of slurmctld, A, B and C still run" wait_for 30 all_run
 check "... C still on A's GPU" eval '[ "$(shard_gpu "$c")" = "$ga" ]'
-# Slurm holds a job that scontrol requeues for its credential's lifetime
-# (cred_expire + 1 = 121 s here) before it may start again.
-scontrol requeue "$a"
-repacked() { started "$a" | grep -q "packed beside job $c: sharescore 2 + 0"; }
-check "A requeued: not profiled again, it packs beside C" wait_for 200 repacked
-started "$a" | sed 's/.*sched.tidal: /    /'
-check "... on n1, resuming from its checkpoint" wait_for 60 eval \
-	'on_node "$a" n1 && [ "$(grep -cE "resuming from step [1-9]" "$T/out/$a.out")" -ge 2 ]'
+scancel "$b"
+check "B ends: D starts on n1, not profiled again" wait_for 60 on_node "$d" n1
+started "$d" | sed 's/.*sched.tidal: /    /'
+check "... resuming from its checkpoint" \
+	wait_for 60 grep -qE "resuming from step [1-9]" "$T/out/$d.out"
 show_queue
 
-scancel "$a" "$b" "$c"
+scancel "$a" "$c" "$d"
 check "all gone: no GPU and no shard held" wait_for 30 gres_idle n1 n2
 finish
