@@ -149,12 +149,20 @@ private:
 void LucidRound::split_nodes()
 {
 	const Cluster &c = *snap_.cluster;
+	std::string unknown;
 	for (const std::string &n : o_.profiler_nodes) {
 		int k = c.find_node(n);
 		if (k >= 0 && c.nodes[k].gpus > 0) {
 			on_prof_[k] = true;
 			has_prof_ = true;
+		} else {
+			unknown += (unknown.empty() ? "" : ", ") + n;
 		}
+	}
+	if (!unknown.empty() && !pol_.told_unknown_) {
+		plan_.log.push_back("Lucid.ProfilerNodes: " + unknown +
+				    ": no such node with GPUs; not used");
+		pol_.told_unknown_ = true;
 	}
 	for (size_t k = 0; k < c.nodes.size(); k++) {
 		FreeMap &other = on_prof_[k] ? main_ : prof_;

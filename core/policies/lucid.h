@@ -119,6 +119,7 @@ private:
 	std::map<JobId, LucidProfile> profiles_;
 	std::map<JobId, Time> submits_; /* seen within the sharing window */
 	std::uint64_t serial_ = 0;
+	bool told_unknown_ = false; /* ProfilerNodes names a node not there */
 };
 
 } /* namespace tidal */

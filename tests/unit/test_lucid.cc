@@ -87,6 +87,16 @@ static void test_profiler_first(void **)
 	assert_true(says(d2, "waits for 2 GPUs on the profiler nodes, 0 free"));
 	/* LGF order: 1, 3, then 2 */
 	assert_true(d1->rank < d3->rank && d3->rank < d2->rank);
+
+	/* A name that is no node is said once, and not used. */
+	pol = lucid({ { "Lucid.ProfilerNodes", "n1,n7" } });
+	plan = pol->decide(snapshot(c, jobs, 10));
+	assert_int_equal((int)plan.log.size(), 1);
+	assert_string_equal(plan.log[0].c_str(),
+			    "Lucid.ProfilerNodes: n7: no such node with GPUs; "
+			    "not used");
+	assert_int_equal(plan.find(1)->placement[0].node, 1);
+	assert_true(pol->decide(snapshot(c, jobs, 11)).log.empty());
 }
 
 /*
