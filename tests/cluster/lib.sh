@@ -379,6 +379,18 @@ kill_pidfile() { # kill_pidfile FILE: TERM, then KILL after 5 s
 	kill -9 "$pid" 2>/dev/null
 }
 
+# stop_slurmctld: TERM, then KILL after 5 s, every slurmctld of this
+# cluster, found by its command line rather than its pid file: Slurm
+# 24.11's scontrol reconfigure starts a new slurmctld, which writes the pid
+# file only a moment later.
+ctld_running() { pgrep -f "slurmctld -f $SLURM_CONF" >/dev/null; }
+stop_slurmctld() {
+	pkill -f "slurmctld -f $SLURM_CONF" || return 0
+	wait_for 5 eval '! ctld_running' && return 0
+	pkill -9 -f "slurmctld -f $SLURM_CONF"
+	wait_for 5 eval '! ctld_running'
+}
+
 # Pids whose environment names this cluster's slurm.conf: daemons we
 # started and everything they started (slurmstepd, job scripts).
 our_pids() {

@@ -60,11 +60,10 @@ check "... and tidalctl answers on the new port" wait_for 10 in_force srtf
 # A restart with a policy slurmctld cannot run: it stops, saying why.
 scancel "$j"
 wait_for 20 no_jobs_active
-kill_pidfile "$T/run/slurmctld.pid"
+stop_slurmctld
 tidal_conf "Policy=gandiva"
 start_slurmctld
-pid_gone() { ! pgrep -f "slurmctld -f $SLURM_CONF" >/dev/null; }
-check "slurmctld with Policy=gandiva does not start" wait_for 30 pid_gone
+check "slurmctld with Policy=gandiva does not start" wait_for 30 eval '! ctld_running'
 check "... and its log says why" \
 	logged "Policy=gandiva: runs only inside tidal-sim's elasticflow preset, not in slurmctld"
 tidal_conf "Policy=fifo"
