@@ -125,8 +125,10 @@ all_run() { is_state "$a" RUNNING && is_state "$b" RUNNING && is_state "$c" RUNN
 check "after kill -9 of slurmctld, A, B and C still run" wait_for 30 all_run
 check "... C still on A's GPU" eval '[ "$(shard_gpu "$c")" = "$ga" ]'
 scancel "$b"
-check "B ends: D starts on n1, not profiled again" wait_for 60 on_node "$d" n1
+check "B ends: D starts on n1" wait_for 60 on_node "$d" n1
 started "$d" | sed 's/.*sched.tidal: /    /'
+check "... not profiled again: D started on n2 once only" eval \
+	'[ "$(grep -c "sched/tidal: started JobId=$d on n2" "$T/log/slurmctld.log")" = 1 ]'
 check "... resuming from its checkpoint" \
 	wait_for 60 grep -qE "resuming from step [1-9]" "$T/out/$d.out"
 show_queue
