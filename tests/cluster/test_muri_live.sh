@@ -105,8 +105,11 @@ check "the pair's step time after the restart is still within 10% of the model's
 
 # kill -9 of a member's trainer: its launcher restarts it from its newest
 # checkpoint (a restart of its budget), and it joins the group again.
+# (This cluster's: the other Slurm version's tier may run this script now.)
 tp=$(pgrep -f -- "--profile-model io" | while read -r p; do
-	[ "$(cat /proc/$p/comm 2>/dev/null)" = tidal-train ] && echo "$p"; done | head -1)
+	[ "$(cat /proc/$p/comm 2>/dev/null)" = tidal-train ] &&
+		tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
+		grep -qx "SLURM_CONF=$T/etc/slurm.conf" && echo "$p"; done | head -1)
 joins() { grep -c "group n1-gpu0: job $a rank 0 (uid [0-9]*) joins" "$tlog"; }
 j0=$(joins)
 say "kill -9 of io's trainer ($tp)"
