@@ -6,6 +6,7 @@
 #include "core/placement/packing.h"
 
 #include <cstdio>
+#include <map>
 
 namespace tidal {
 
@@ -55,6 +56,27 @@ long pack_target(const PackView &j, std::span<const PackView> hosts,
 		if (may_pack(j, hosts[i], r))
 			return (long)i;
 	return -1;
+}
+
+std::vector<std::vector<int>> gpu_groups(const Snapshot &snap)
+{
+	std::vector<std::vector<int>> out;
+	std::map<JobId, size_t> seen;
+	for (size_t i = 0; i < snap.jobs.size(); i++) {
+		const Job &j = *snap.jobs[i];
+		if (j.state != JobState::Running)
+			continue;
+		if (j.gpu_group) {
+			auto [it, fresh] =
+				seen.try_emplace(j.gpu_group, out.size());
+			if (!fresh) {
+				out[it->second].push_back((int)i);
+				continue;
+			}
+		}
+		out.push_back({ (int)i });
+	}
+	return out;
 }
 
 } /* namespace tidal */

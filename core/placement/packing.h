@@ -19,6 +19,9 @@
 
 #include <span>
 #include <string>
+#include <vector>
+
+#include "core/model/model.h"
 
 namespace tidal {
 
@@ -45,5 +48,10 @@ bool may_pack(const PackView &newcomer, const PackView &host,
 /* The first of HOSTS (in the caller's order) NEWCOMER may join, or -1. */
 long pack_target(const PackView &newcomer, std::span<const PackView> hosts,
 		 const PackRules &rules);
+
+/* The running jobs of SNAP grouped by the GPUs they hold together
+ * (Job::gpu_group; a job without one is alone), in the order of each
+ * group's first job: indices into snap.jobs. */
+std::vector<std::vector<int>> gpu_groups(const Snapshot &snap);
 
 } /* namespace tidal */

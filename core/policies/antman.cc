@@ -6,11 +6,11 @@
 #include "core/policies/antman.h"
 
 #include <algorithm>
-#include <map>
 #include <numeric>
 #include <optional>
 #include <sstream>
 
+#include "core/placement/packing.h"
 #include "core/policies/elastic_baseline.h"
 
 namespace tidal
@@ -131,29 +131,16 @@ void Round::join(int k, int i)
  * (Job::gpu_group) share one unit. */
 void Round::add_units()
 {
-	std::map<JobId, int> group;
-	for (size_t i = 0; i < snap_.jobs.size(); i++) {
-		const Job &j = job((int)i);
-		if (j.state != JobState::Running)
-			continue;
-		int k = -1;
-		if (j.gpu_group) {
-			auto it = group.find(j.gpu_group);
-			if (it != group.end())
-				k = it->second;
-		}
-		if (k < 0) {
-			k = (int)units_.size();
-			Unit u;
-			u.anchor = j.id;
-			u.where = j.placement;
-			u.shared = j.gpu_group != 0;
-			units_.push_back(u);
-			free_.take(u.where);
-			if (j.gpu_group)
-				group[j.gpu_group] = k;
-		}
-		join(k, (int)i);
+	for (const std::vector<int> &g : gpu_groups(snap_)) {
+		const Job &j = job(g[0]);
+		Unit u;
+		u.anchor = j.id;
+		u.where = j.placement;
+		u.shared = j.gpu_group != 0;
+		units_.push_back(u);
+		free_.take(u.where);
+		for (int i : g)
+			join((int)units_.size() - 1, i);
 	}
 }
 

@@ -175,38 +175,25 @@ void LucidRound::split_nodes()
 
 void LucidRound::add_units()
 {
-	std::map<JobId, int> group;
 	unit_of_.assign(snap_.jobs.size(), -1);
-	for (size_t i = 0; i < snap_.jobs.size(); i++) {
-		const Job &j = job((int)i);
-		if (j.state != JobState::Running)
-			continue;
-		int k = -1;
-		if (j.gpu_group) {
-			auto it = group.find(j.gpu_group);
-			if (it != group.end())
-				k = it->second;
+	for (const std::vector<int> &g : gpu_groups(snap_)) {
+		const Job &j = job(g[0]);
+		Unit u;
+		u.where = j.placement;
+		u.shared = j.gpu_group != 0;
+		u.start = j.start;
+		for (const NodeShare &s : j.placement) {
+			FreeMap &m = on_prof_[s.node] ? prof_ : main_;
+			int t = std::min(s.gpus, m.free_on(s.node));
+			if (t > 0)
+				m.take({ { s.node, t } });
 		}
-		if (k < 0) {
-			k = (int)units_.size();
-			Unit u;
-			u.where = j.placement;
-			u.shared = j.gpu_group != 0;
-			u.start = j.start;
-			units_.push_back(u);
-			for (const NodeShare &s : j.placement) {
-				FreeMap &m = on_prof_[s.node] ? prof_ : main_;
-				int t = std::min(s.gpus, m.free_on(s.node));
-				if (t > 0)
-					m.take({ { s.node, t } });
-			}
-			if (j.gpu_group)
-				group[j.gpu_group] = k;
+		for (int i : g) {
+			u.members.push_back(i);
+			u.start = std::min(u.start, job(i).start);
+			unit_of_[i] = (int)units_.size();
 		}
-		Unit &u = units_[k];
-		u.members.push_back((int)i);
-		u.start = std::min(u.start, j.start);
-		unit_of_[i] = k;
+		units_.push_back(u);
 	}
 }
 

@@ -62,11 +62,30 @@ static void test_first_target(void **)
 	assert_int_equal(pack_target(j, hosts, r), 2);
 }
 
+/* Running jobs by the GPUs they share: 1 and 3 (group 1), 4 alone (no
+ * group), 5 alone on its shard (group 5); pending 2 in none. */
+static void test_gpu_groups(void **)
+{
+	using namespace tidal::test;
+	Cluster c = cluster(1, 4);
+	std::vector<Job> jobs = { job(1, 1, 0, 10), job(2, 1, 0, 10),
+				  job(3, 1, 0, 10), job(4, 1, 0, 10),
+				  job(5, 1, 0, 10) };
+	for (int i : { 0, 2, 3, 4 })
+		jobs[i].state = JobState::Running;
+	jobs[0].gpu_group = jobs[2].gpu_group = 1;
+	jobs[4].gpu_group = 5;
+	std::vector<std::vector<int>> g = gpu_groups(snapshot(c, jobs, 0));
+	assert_true(g ==
+		    (std::vector<std::vector<int>>{ { 0, 2 }, { 3 }, { 4 } }));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_first_target),
+		cmocka_unit_test(test_gpu_groups),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
