@@ -467,6 +467,14 @@ gres_idle() {
 		! tr ',' '\n' <<<"$used" | grep -qv ':0$' || return 1
 	done
 }
+# The GPU a job holds a shard of: GRES=shard:1(IDX:0) on 22.05,
+# GRES=shard:1(1/2,0/2) (shards taken per GPU) on 24.11.
+shard_gpu() {
+	scontrol show job -d "$1" | grep -o 'GRES=shard:[0-9]*([^)]*)' | head -1 |
+		sed -E 's/.*\((.*)\)/\1/' | awk -F, '
+		/^IDX:/ { sub(/^IDX:/, ""); print; exit }
+		{ for (i = 1; i <= NF; i++) if ($i !~ /^0\//) { print i - 1; exit } }'
+}
 show_queue() { squeue -o '%.6i %.9T %.5D %.12b %.10N %r'; }
 set_tidal_conf() { # set_tidal_conf TEXT: rewrite and scontrol reconfigure
 	tidal_conf "$1"

@@ -53,14 +53,6 @@ check "G started at 1 GPU (H holds the other)" wait_for 10 has_gpus "$g" 1
 o=$(submit --best-effort --gpus=1 -t 10 "$T/o.sh")
 check "best-effort O ($o) runs, though no GPU is idle" wait_for 60 is_state "$o" RUNNING
 show_queue
-# The GPU a job holds a shard of: GRES=shard:1(IDX:0) on 22.05,
-# GRES=shard:1(1/2,0/2) (shards taken per GPU) on 24.11.
-shard_gpu() {
-	scontrol show job -d "$1" | grep -o 'GRES=shard:[0-9]*([^)]*)' | head -1 |
-		sed -E 's/.*\((.*)\)/\1/' | awk -F, '
-		/^IDX:/ { sub(/^IDX:/, ""); print; exit }
-		{ for (i = 1; i <= NF; i++) if ($i !~ /^0\//) { print i - 1; exit } }'
-}
 og=$(shard_gpu "$o") hg=$(shard_gpu "$h") gg=$(shard_gpu "$g")
 say "Slurm's shards: H on GPU ${hg:-none}, G on GPU ${gg:-none}, O on GPU ${og:-none}"
 owner=

@@ -71,14 +71,6 @@ b=$(submit -N1 --gpus=1 -t 10 "$T/heavy.sh")
 check "B ($b) is profiled on n2" wait_for 30 on_node "$b" n2
 check "B leaves the profiler (sharescore 2)" wait_for 60 profiled "$b" 2
 check "B runs on n1" wait_for 60 on_node "$b" n1
-# The GPU a job holds a shard of: GRES=shard:1(IDX:0) on 22.05,
-# GRES=shard:1(1/2,0/2) (shards taken per GPU) on 24.11.
-shard_gpu() {
-	scontrol show job -d "$1" | grep -o 'GRES=shard:[0-9]*([^)]*)' | head -1 |
-		sed -E 's/.*\((.*)\)/\1/' | awk -F, '
-		/^IDX:/ { sub(/^IDX:/, ""); print; exit }
-		{ for (i = 1; i <= NF; i++) if ($i !~ /^0\//) { print i - 1; exit } }'
-}
 ga=$(shard_gpu "$a") gb=$(shard_gpu "$b")
 say "Slurm's shards: A on n1 GPU ${ga:-none}, B on n1 GPU ${gb:-none}"
 check "A and B hold shards of different GPUs" eval '[ -n "$ga" ] && [ -n "$gb" ] && [ "$ga" != "$gb" ]'
