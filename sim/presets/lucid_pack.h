@@ -27,27 +27,22 @@
 #include <utility>
 #include <vector>
 
+#include "core/profiles/colocate.h"
 #include "sim/presets/lucid.h"
 
 namespace tidal::sim::lucid {
 
 /* --- tables (lucid_tables.cc) --- */
 
-/* A job's workload key (model, dataset, batch size, amp). */
-struct WorkloadKey {
-	std::string model, dataset;
-	long batch = 0;
-	long amp = 0;
-	auto operator<=>(const WorkloadKey &) const = default;
-};
+/* A job's workload key (model, dataset, batch size, amp): core's. */
+using ::tidal::WorkloadKey;
 /* The key of a job read from a Lucid trace (Job::model is
  * "model/dataset/batch/amp"); throws InputError if it has not that form. */
 WorkloadKey workload_key(const Job &j);
 
 struct PackTables {
 	std::map<WorkloadKey, int> sharescore;            /* single_data.csv */
-	std::map<std::pair<WorkloadKey, WorkloadKey>,
-		 std::pair<double, double>> pair_speed;    /* colocate_info */
+	ColocateTable colocate;                          /* colocate_info */
 	/* Venus_throughput_pred.csv: seconds after the first row, and the
 	 * predicted jobs and GPUs submitted in each 10-minute bin. */
 	std::vector<double> pred_offset, pred_jobs, pred_gpus;

@@ -20,13 +20,6 @@ namespace tidal::sim::lucid {
 
 namespace {
 
-/* The four models the original packs at speed 1 without a lookup. */
-bool outside_model(const std::string &m)
-{
-	return m == "NeuMF" || m == "ResNet50" || m == "BERT" ||
-	       m == "Transformer";
-}
-
 WorkloadKey key_at(const Csv &csv, size_t r, const std::string &sfx)
 {
 	WorkloadKey k;
@@ -35,12 +28,6 @@ WorkloadKey key_at(const Csv &csv, size_t r, const std::string &sfx)
 	k.batch = (long)csv.num(r, csv.need("batchsize" + sfx));
 	k.amp = (long)csv.num(r, csv.need("amp" + sfx));
 	return k;
-}
-
-std::string key_name(const WorkloadKey &k)
-{
-	return k.model + "/" + k.dataset + "/" + std::to_string(k.batch) +
-	       "/" + std::to_string(k.amp);
 }
 
 } /* namespace */
@@ -67,7 +54,7 @@ int PackTables::score(const WorkloadKey &k, JobId job) const
 	auto it = sharescore.find(k);
 	if (it == sharescore.end())
 		throw InputError("lucid preset: job " + std::to_string(job) +
-				 ": workload " + key_name(k) +
+				 ": workload " + workload_name(k) +
 				 " is not in single_data.csv");
 	return it->second;
 }
@@ -76,17 +63,12 @@ std::pair<double, double> PackTables::speeds(const WorkloadKey &j,
 					     const WorkloadKey &t,
 					     JobId jid) const
 {
-	if (outside_model(j.model) || outside_model(t.model))
-		return {1.0, 1.0};
-	auto it = pair_speed.find({j, t});
-	if (it != pair_speed.end())
-		return it->second;
-	it = pair_speed.find({t, j});
-	if (it != pair_speed.end())
-		return {it->second.second, it->second.first};
+	std::pair<double, double> s;
+	if (colocate.speeds(j, t, &s))
+		return s;
 	throw InputError("lucid preset: job " + std::to_string(jid) +
-			 ": no colocate_info.csv row for " + key_name(j) +
-			 " with " + key_name(t));
+			 ": no colocate_info.csv row for " + workload_name(j) +
+			 " with " + workload_name(t));
 }
 
 PackTables load_pack_tables(const std::string &dir)
@@ -102,16 +84,9 @@ PackTables load_pack_tables(const std::string &dir)
 		t.sharescore.emplace(key_at(single, r, ""),
 				     (int)single.integer(r, c_label));
 
-	Csv co = Csv::load(dir + "/colocate_info.csv");
-	int c_s1 = co.need("speed1"), c_s2 = co.need("speed2");
-	for (size_t r = 0; r < co.rows(); r++) {
-		auto k = std::make_pair(key_at(co, r, "1"), key_at(co, r, "2"));
-		if (!t.pair_speed.emplace(k, std::make_pair(co.num(r, c_s1),
-							    co.num(r, c_s2)))
-			     .second)
-			co.fail(r, "a second row for " + key_name(k.first) +
-					   " with " + key_name(k.second));
-	}
+	std::string err;
+	if (!t.colocate.load(dir + "/colocate_info.csv", &err))
+		throw InputError(err);
 
 	Csv pred = Csv::load(dir + "/Venus_throughput_pred.csv");
 	int c_time = pred.need("time"), c_job = pred.need("pred_gpu_job"),

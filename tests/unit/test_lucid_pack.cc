@@ -111,7 +111,7 @@ static PackTables tables()
 		t.pred_gpus.push_back(10);
 	}
 	WorkloadKey a{"VGG", "CIFAR-10", 32, 0}, b{"LSTM", "Wikitext2", 64, 1};
-	t.pair_speed[{a, b}] = {0.8, 1.2};
+	t.colocate.set(a, b, {0.8, 1.2});
 	t.sharescore[a] = 1;
 	return t;
 }
@@ -172,7 +172,7 @@ static void test_anchor_tables(void **)
 		skip();
 	PackTables t = load_pack_tables(dir);
 	assert_int_equal((int)t.sharescore.size(), 66);
-	assert_int_equal((int)t.pair_speed.size(), 1388);
+	assert_int_equal((int)t.colocate.rows(), 1388);
 	assert_int_equal((int)t.pred_jobs.size(), 4032);
 	WorkloadKey m{"MobileNetV3", "ImageNet", 32, 0},
 		r{"ResNet18", "CIFAR-10", 32, 1};
@@ -289,7 +289,7 @@ static void test_packed_pair(void **)
 	PackTables t;
 	WorkloadKey k{"VGG", "CIFAR-10", 32, 0};
 	t.sharescore[k] = 0;
-	t.pair_speed[{k, k}] = {0.5, 0.5};
+	t.colocate.set(k, k, {0.5, 0.5});
 	VcInput vc;
 	vc.name = "vcA";
 	Node n;
