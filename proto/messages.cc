@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 namespace tidal::wire
 {
@@ -575,6 +576,8 @@ std::string encode(const JobPlanReply &m)
 	put_int(o, "batch", m.batch);
 	if (m.group_size > 0)
 		put_int(o, "group_size", m.group_size);
+	if (!m.share.empty())
+		put_str(o, "share", m.share);
 	return to_line(o);
 }
 
@@ -587,6 +590,9 @@ bool decode(const std::string &line, JobPlanReply *out)
 			out->batch = b;
 		if (get_integer_in(r, "group_size", 1, 4, &b) > 0)
 			out->group_size = (int)b;
+		std::string sh = get_string(r, "share");
+		if (sh == "interleave" || sh == "pack")
+			out->share = sh;
 	});
 }
 
@@ -596,6 +602,8 @@ std::string encode(const LocalRequest &m)
 {
 	if (m.op == "interleave")
 		return encode(m.join);
+	if (m.op == "pack")
+		return encode(m.pack);
 	json_object *o = new_message(m.op.c_str());
 	if (m.op == "job_plan")
 		put_int(o, "job", (int64_t)m.job);
@@ -763,6 +771,117 @@ bool decode(const std::string &line, TurnDone *out, std::string *err)
 	return err->empty();
 }
 
+static bool workload_ok(const std::string &w)
+{
+	if (w.size() > 128)
+		return false;
+	for (unsigned char c : w)
+		if (!isalnum(c) && (!c || !strchr("._:/+-", c)))
+			return false;
+	return true;
+}
+
+std::string encode(const PackJoin &m)
+{
+	json_object *o = new_message("pack");
+	put_int(o, "job", (int64_t)m.job);
+	put_int(o, "rank", (int64_t)m.rank);
+	put_str(o, "group", m.group);
+	put_str(o, "workload", m.workload);
+	return to_line(o);
+}
+
+/* Job, rank and workload of a pack member or join in O into *M: RET ""
+ * or the rule broken (WHAT names the message). */
+template <typename M>
+static std::string member_of(json_object *o, const std::string &what, M *m)
+{
+	int64_t v;
+	if (get_integer_in(o, "job", 1, kMaxJobId, &v) <= 0)
+		return what + ": \"job\" must be a job id > 0";
+	m->job = (uint64_t)v;
+	switch (get_integer_in(o, "rank", 0, 65535, &v)) {
+	case -1:
+		return what + ": \"rank\" must be an integer from 0 to 65535";
+	case 1:
+		m->rank = (uint64_t)v;
+	}
+	m->workload = get_string(o, "workload");
+	if (!workload_ok(m->workload))
+		return what + ": \"workload\" must be 0 to 128 of A-Z a-z "
+			      "0-9 . _ : / + -";
+	return "";
+}
+
+/* The pack op's fields of O into *J: RET "" or the rule broken. */
+static std::string pack_of(json_object *o, PackJoin *j)
+{
+	std::string why = member_of(o, "pack", j);
+	if (!why.empty())
+		return why;
+	j->group = get_string(o, "group");
+	if (!group_name_ok(j->group))
+		return "pack: \"group\" must be 1 to 64 of A-Z a-z 0-9 . _ : "
+		       "-";
+	return "";
+}
+
+std::string encode(const Partners &m)
+{
+	json_object *o = new_message("partners");
+	put_str(o, "group", m.group);
+	json_object *a = json_object_new_array();
+	for (const PackMember &p : m.members) {
+		json_object *e = json_object_new_object();
+		put_int(e, "job", (int64_t)p.job);
+		put_int(e, "rank", (int64_t)p.rank);
+		put_str(e, "workload", p.workload);
+		json_object_array_add(a, e);
+	}
+	put(o, "members", a);
+	return to_line(o);
+}
+
+bool decode(const std::string &line, Partners *out, std::string *err)
+{
+	*out = Partners();
+	err->clear();
+	json_object *o = parse_object(line);
+	if (!o) {
+		*err = "not a JSON object";
+		return false;
+	}
+	std::string why;
+	json_object *a = nullptr;
+	if (json_object_object_get_ex(o, "ok", nullptr) && !reply_ok(o, &why))
+		*err = why;
+	else if (get_string(o, "op") != "partners")
+		*err = "not a partners message";
+	else if (!group_name_ok(out->group = get_string(o, "group")))
+		*err = "partners: \"group\" must be 1 to 64 of A-Z a-z 0-9 . "
+		       "_ : -";
+	else if (!(a = array(o, "members")) ||
+		 json_object_array_length(a) < 1 ||
+		 json_object_array_length(a) > 64)
+		*err = "partners: \"members\" must be 1 to 64 objects";
+	for (size_t i = 0; a && err->empty() &&
+			   i < json_object_array_length(a);
+	     i++) {
+		json_object *e = json_object_array_get_idx(a, i);
+		PackMember m;
+		if (!json_object_is_type(e, json_type_object))
+			*err = "partners: \"members\" must be 1 to 64 objects";
+		else
+			*err = member_of(e, "partners", &m);
+		if (err->empty())
+			out->members.push_back(m);
+	}
+	json_object_put(o);
+	if (!err->empty())
+		*out = Partners();
+	return err->empty();
+}
+
 bool decode(const std::string &line, LocalRequest *out, std::string *err)
 {
 	*out = LocalRequest();
@@ -779,12 +898,25 @@ bool decode(const std::string &line, LocalRequest *out, std::string *err)
 	std::string join_err;
 	if (out->op == "interleave")
 		join_err = join_of(o, &out->join);
+	if (out->op == "pack")
+		join_err = pack_of(o, &out->pack);
 	json_object_put(o);
 	if (v != TIDAL_WIRE_VERSION) {
 		*err = "wire version " + std::to_string(v) +
 		       " not supported (tidald speaks 1)";
 		out->join = InterleaveJoin();
+		out->pack = PackJoin();
 		return false;
+	}
+	if (out->op == "pack") {
+		out->peer.clear();
+		if (!join_err.empty()) {
+			*err = join_err;
+			out->pack = PackJoin();
+			return false;
+		}
+		out->job = out->pack.job;
+		return true;
 	}
 	if (out->op == "interleave") {
 		out->peer.clear();
@@ -802,7 +934,7 @@ bool decode(const std::string &line, LocalRequest *out, std::string *err)
 	}
 	if (out->op != "fetch" && out->op != "job_plan") {
 		*err = "unknown op '" + out->op +
-		       "' (hello, fetch, job_plan, interleave)";
+		       "' (hello, fetch, job_plan, interleave, pack)";
 		return false;
 	}
 	if (has_job <= 0) {

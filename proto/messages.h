@@ -251,7 +251,11 @@ struct CkptWhereReply {
  * trainer's own --global-batch.  group_size: the running jobs that share
  * the job's GPU, itself included, 1 to 4, as the plugin's last cycle saw
  * them; absent (0) when it shares none or the plugin has not seen it run
- * yet.  The same request and reply pass on
+ * yet.  share: how the policy in force has jobs on one GPU share it,
+ * "interleave" (in turns, tidald's interleaving groups: Muri) or "pack"
+ * (at once: Lucid, AntMan); absent when it shares none (a reply without
+ * it is read as "interleave", what tidald did before packs).  The same
+ * request and reply pass on
  * tidald's local socket (tidal-launch -> tidald), which forwards them.
  */
 struct JobPlan {
@@ -264,6 +268,7 @@ struct JobPlanReply {
 	uint64_t job = 0;
 	int64_t batch = 0;
 	int group_size = 0;
+	std::string share; /* "", "interleave" or "pack" */
 	bool operator==(const JobPlanReply &) const = default;
 };
 
@@ -323,12 +328,49 @@ struct TurnDone {
 	bool operator==(const TurnDone &) const = default;
 };
 
+/*
+ * pack: a trainer on a GPU whose jobs run at once, packed (share "pack"
+ * in job_plan: Lucid, AntMan), joins that GPU's pack (nodeagent/pack.cc);
+ * the connection stays open, and at every join and leave tidald tells each
+ * member who is in it, so that a trainer on fake GPUs can run at the
+ * speed the pair would have (tidal-train --colocate):
+ *
+ *   {"v":1,"op":"pack","job":14,"rank":0,"group":"n1-gpu0",
+ *    "workload":"DCGAN/LSUN/128/0"}
+ *   <- {"v":1,"op":"partners","group":"n1-gpu0","members":[
+ *        {"job":12,"rank":0,"workload":"ResNet18/CIFAR-10/64/0"},
+ *        {"job":14,"rank":0,"workload":"DCGAN/LSUN/128/0"}]}
+ *   <- ... until either side closes; an error is a reply with "ok":false
+ *
+ * group: as for interleave; rank: 0 to 65535; workload: what the trainer
+ * runs, 0 to 128 of [A-Za-z0-9._:/+-] ("" = not said); members: 1 to 64,
+ * in the order they joined, the receiver among them.
+ */
+struct PackJoin {
+	uint64_t job = 0;
+	uint64_t rank = 0;
+	std::string group, workload;
+	bool operator==(const PackJoin &) const = default;
+};
+struct PackMember {
+	uint64_t job = 0;
+	uint64_t rank = 0;
+	std::string workload;
+	bool operator==(const PackMember &) const = default;
+};
+struct Partners {
+	std::string group;
+	std::vector<PackMember> members;
+	bool operator==(const Partners &) const = default;
+};
+
 struct LocalRequest {
-	std::string op;	  /* hello, fetch, job_plan or interleave */
+	std::string op;	  /* hello, fetch, job_plan, interleave or pack */
 	uint64_t job = 0; /* fetch, job_plan: > 0 */
 	std::string peer; /* "" = ask the plugin */
 	uint64_t step = 0;
 	InterleaveJoin join; /* interleave */
+	PackJoin pack;	     /* pack */
 	bool operator==(const LocalRequest &) const = default;
 };
 struct HelloReply {
@@ -447,6 +489,8 @@ std::string encode(const JobPlanReply &m);
 std::string encode(const InterleaveJoin &m);
 std::string encode(const Turn &m);
 std::string encode(const TurnDone &m);
+std::string encode(const PackJoin &m);
+std::string encode(const Partners &m);
 std::string encode(const LocalRequest &m);
 std::string encode(const HelloReply &m);
 std::string encode(const FetchReply &m);
@@ -472,6 +516,8 @@ bool decode(const std::string &line, LocalRequest *out, std::string *err);
 /* A turn, or an error reply (false with *ERR saying it). */
 bool decode(const std::string &line, Turn *out, std::string *err);
 bool decode(const std::string &line, TurnDone *out, std::string *err);
+/* The members of a pack, or an error reply (false with *ERR saying it). */
+bool decode(const std::string &line, Partners *out, std::string *err);
 bool decode(const std::string &line, PeerRequest *out, std::string *err);
 bool decode(const std::string &line, ControlRequest *out, std::string *err);
 bool decode(json_object *o, CtlRequest *out, std::string *err);

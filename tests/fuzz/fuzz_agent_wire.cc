@@ -5,7 +5,8 @@
  * reads them; hello/fetch and ckpt_stat/ckpt_get as tidald reads them,
  * with their replies as tidal-launch and a peer tidald read them;
  * status/checkpoint/checkpoint_stop and their replies between tidald and
- * tidal-launch; tidalctl's requests and the plugin's records.  Also
+ * tidal-launch; interleave/turn/turn_done and pack/partners between
+ * tidal-train and tidald; tidalctl's requests and the plugin's records.  Also
  * tidald's view of the ckpt_where reply (nodeagent/requests.h) and
  * parse_endpoint on every address.
  *
@@ -19,9 +20,11 @@
  */
 #include <json.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <set>
 #include <string>
 
@@ -111,13 +114,29 @@ void rules(const JobPlan &m)
 void rules(const JobPlanReply &m)
 {
 	check(m.job <= kMaxJob && m.batch >= 0 && m.batch <= 1000000000);
+	check(m.share.empty() || m.share == "interleave" || m.share == "pack");
+}
+/* A pack's workload: what messages.h allows. */
+void workload_rules(const std::string &w)
+{
+	check(w.size() <= 128);
+	for (unsigned char c : w)
+		check(std::isalnum(c) || (c && std::strchr("._:/+-", c)));
 }
 void rules(const LocalRequest &m)
 {
 	check(m.op == "hello" || ((m.op == "fetch" || m.op == "job_plan" ||
-				   m.op == "interleave") &&
+				   m.op == "interleave" || m.op == "pack") &&
 				  m.job >= 1 && m.job <= kMaxJob));
 	check(m.op != "job_plan" || (m.peer.empty() && m.step == 0));
+	if (m.op == "pack") {
+		const PackJoin &p = m.pack;
+		check(p.job == m.job && m.peer.empty() && m.step == 0);
+		check(p.rank <= 65535);
+		check(!p.group.empty() && p.group.size() <= 64);
+		workload_rules(p.workload);
+		return;
+	}
 	if (m.op != "interleave")
 		return;
 	const InterleaveJoin &j = m.join;
@@ -137,6 +156,15 @@ void rules(const Turn &m)
 	check(m.first >= 0 && m.first <= m.last && m.last <= 2);
 	check(std::isfinite(m.factor) && m.factor > 0 && m.factor <= 100);
 	check(m.n >= 1 && m.n <= 4 && m.position >= 0 && m.position < m.n);
+}
+void rules(const Partners &m)
+{
+	check(!m.group.empty() && m.group.size() <= 64);
+	check(!m.members.empty() && m.members.size() <= 64);
+	for (const PackMember &p : m.members) {
+		check(p.job >= 1 && p.job <= kMaxJob && p.rank <= 65535);
+		workload_rules(p.workload);
+	}
 }
 void rules(const TurnDone &m)
 {
@@ -260,6 +288,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data,
 	one<LocalRequest>(text);
 	one<Turn>(text);
 	one<TurnDone>(text);
+	one<Partners>(text);
 	one<HelloReply>(text);
 	one<FetchReply>(text);
 	one<PeerRequest>(text);

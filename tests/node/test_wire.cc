@@ -376,6 +376,11 @@ static void test_every_message_round_trips(void **state)
 	round_trip(plan);
 	plan.batch = 0;
 	round_trip(plan);
+	plan.group_size = 2;
+	plan.share = "pack";
+	round_trip(plan);
+	plan.share = "interleave";
+	round_trip(plan);
 
 	LocalRequest local;
 	local.op = "hello";
@@ -389,6 +394,16 @@ static void test_every_message_round_trips(void **state)
 	local.job = 12;
 	local.join = { 12, 1, "n1-gpu0", 2, { 0.3, 0.125, 0.05 } };
 	round_trip(local);
+	local = LocalRequest();
+	local.op = "pack";
+	local.job = 14;
+	local.pack = { 14, 0, "n1-gpu0", "DCGAN/LSUN/128/0" };
+	round_trip(local);
+	local.pack.workload = ""; /* not said */
+	round_trip(local);
+	round_trip(Partners{ "n1-gpu0",
+			     { { 12, 0, "ResNet18/CIFAR-10/64/0" },
+			       { 14, 1, "" } } });
 	round_trip(Turn{ 1, 2, 1.33 / 1.015, 2, 1 });
 	round_trip(TurnDone{ { 0.301, 0.12 } });
 	round_trip(HelloReply{ "n1", "/nvme/tidal" });
