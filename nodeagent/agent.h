@@ -7,7 +7,8 @@
  *                   heartbeat reply run in threads of their own
  *   local thread    RUN_DIR/<node>/tidald.sock: hello, fetch, job_plan
  *                   (serve.cc); interleave keeps its connection for the
- *                   group's turns (interleave.cc)
+ *                   group's turns (interleave.cc), pack for the pack's
+ *                   members (pack.cc)
  *   peer thread     --listen ADDR:PORT: ckpt_get from peer tidalds,
  *                   MUNGE-authenticated (serve.cc)
  *
@@ -99,6 +100,12 @@ public:
 	/* A trainer joined with J on FD: its turns until it goes. */
 	void serve_interleave(int fd, const wire::InterleaveJoin &j, uid_t uid);
 
+	/* ---- pack.cc: the packs of jobs that run at once on a GPU ---- */
+	struct Pack;
+	/* A trainer joined with J on FD: told the pack's members at every
+	 * change, until it goes. */
+	void serve_pack(int fd, const wire::PackJoin &j, uid_t uid);
+
 	std::string node_dir() const { return opt_.run_dir + "/" + opt_.node; }
 	std::string addr() const; /* what peers connect to */
 
@@ -126,6 +133,9 @@ private:
 	 * taken before groups_mu_ when both are held */
 	std::mutex groups_mu_;
 	std::map<std::string, std::shared_ptr<Group>> groups_;
+	/* pack.cc: the same for packs, taken in the same order */
+	std::mutex packs_mu_;
+	std::map<std::string, std::shared_ptr<Pack>> packs_;
 };
 
 } /* namespace tidal::agent */

@@ -12,7 +12,7 @@ AGENT_LIB_SRC := nodeagent/requests.cc nodeagent/group_clock.cc
 AGENT_LIB_OBJ := $(AGENT_LIB_SRC:%.cc=$(BUILD)/obj/%.o)
 TIDALD_SRC := nodeagent/tidald.cc nodeagent/plugin_link.cc nodeagent/pins.cc \
 	nodeagent/serve.cc nodeagent/fetch.cc nodeagent/ckpt_local.cc \
-	nodeagent/interleave.cc
+	nodeagent/interleave.cc nodeagent/pack.cc
 TIDALD_OBJ := $(TIDALD_SRC:%.cc=$(BUILD)/obj/%.o)
 -include $(TIDALD_OBJ:.o=.d) $(AGENT_LIB_OBJ:.o=.d)
 

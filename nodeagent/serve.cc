@@ -15,6 +15,9 @@
  *   {"v":1,"op":"interleave",...}
  *     From tidal-train: the connection stays for its group's turns
  *     (interleave.cc).
+ *   {"v":1,"op":"pack",...}
+ *     From tidal-train: the connection stays, and is told the pack's
+ *     members at every change (pack.cc).
  *
  * Peer (--listen, TCP; MUNGE credential line first; root/SlurmUser only):
  *   {"v":1,"op":"ckpt_stat","job":J}
@@ -87,9 +90,11 @@ void Agent::local_loop()
 			if (r.line(&req, 10000, 64 * 1024)) {
 				/* a trainer's group keeps the connection
 				 * (it sends nothing before its first turn) */
-				if (decode(req, &q, &err) &&
-				    q.op == "interleave")
+				bool ok = decode(req, &q, &err);
+				if (ok && q.op == "interleave")
 					serve_interleave(c, q.join, cr.uid);
+				else if (ok && q.op == "pack")
+					serve_pack(c, q.pack, cr.uid);
 				else
 					write_all(c, handle_local(req, cr.uid));
 			}
