@@ -57,6 +57,13 @@ bool read_group_env(GroupEnv &g, std::string &err)
 		return false;
 	}
 	g.sock = sock;
+	return read_job_env("TIDAL_GROUP", g.job, err);
+}
+
+bool read_job_env(const char *what, uint64_t &job, std::string &err)
+{
+	char *end = nullptr;
+	job = 0;
 	for (const char *name : { "TIDAL_JOB", "SLURM_JOB_ID" }) {
 		const char *j = getenv(name);
 		if (!j || !*j)
@@ -67,12 +74,13 @@ bool read_group_env(GroupEnv &g, std::string &err)
 			      ": expected a job id, 1 to 4294967295";
 			return false;
 		}
-		g.job = x;
+		job = x;
 		break;
 	}
-	if (!g.job) {
-		err = "TIDAL_GROUP is set but neither TIDAL_JOB nor "
-		      "SLURM_JOB_ID names the job";
+	if (!job) {
+		err = std::string(what) +
+		      " is set but neither TIDAL_JOB nor SLURM_JOB_ID names "
+		      "the job";
 		return false;
 	}
 	return true;
@@ -166,7 +174,7 @@ void StagePacer::stage(int s, const std::function<void()> &work)
 			/* not this stage's turn: sit it out */
 			double t = mono_s();
 			for (; at_ <= turn_.last; at_++)
-				t += solo_[(size_t)at_] * factor_;
+				t += solo_[(size_t)at_] * factor_ / speed();
 			sleep_until(t);
 			for (int k = turn_.first; k <= turn_.last; k++)
 				secs_.push_back(0);
@@ -175,7 +183,7 @@ void StagePacer::stage(int s, const std::function<void()> &work)
 		}
 		double t0 = mono_s();
 		work();
-		sleep_until(t0 + solo_[(size_t)s] * factor_);
+		sleep_until(t0 + solo_[(size_t)s] * factor_ / speed());
 		secs_.push_back(mono_s() - t0);
 		if (++at_ > turn_.last)
 			finish_turn();
@@ -183,7 +191,7 @@ void StagePacer::stage(int s, const std::function<void()> &work)
 	}
 	double t0 = mono_s();
 	work();
-	sleep_until(t0 + solo_[(size_t)s] * factor_);
+	sleep_until(t0 + solo_[(size_t)s] * factor_ / speed());
 }
 
 } /* namespace tidal::train */

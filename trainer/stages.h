@@ -43,6 +43,9 @@ struct GroupEnv {
 };
 /* RET false with ERR naming the variable, its value and the rule. */
 bool read_group_env(GroupEnv &g, std::string &err);
+/* The job from TIDAL_JOB, else SLURM_JOB_ID, for WHAT (the variable that
+ * needs it).  RET false with ERR naming the variable and the rule. */
+bool read_job_env(const char *what, uint64_t &job, std::string &err);
 
 class StagePacer
 {
@@ -55,12 +58,16 @@ public:
 	~StagePacer();
 	/* Run stage S (0..2) with WORK in it, paced. */
 	void stage(int s, const std::function<void()> &work);
+	/* Packed (pack.h): the speed the GPU gives the job beside its
+	 * partners, a fraction of alone; each stage takes 1/SPEED as long. */
+	void set_speed(std::function<double()> speed) { speed_ = speed; }
 	/* The factor of the last turn (the solo one without a group). */
 	double factor() const { return factor_; }
 	int group_size() const { return n_; }
 
 private:
 	bool next_turn();
+	double speed() const { return speed_ ? speed_() : 1.0; }
 	void finish_turn();
 	void go_solo(const std::string &why);
 
@@ -74,6 +81,7 @@ private:
 	double factor_ = 1;
 	int n_ = 1;
 	std::string group_;
+	std::function<double()> speed_;
 };
 
 } /* namespace tidal::train */

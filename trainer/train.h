@@ -53,6 +53,8 @@ struct Options {
 	std::string profile, profile_model;
 	std::string stage_profile; /* model,data,compute,comm (stages.h) */
 	double gpu_mem_mb = 0;	   /* --gpu-mem; 0 = the model's own */
+	std::string workload;	   /* --workload MODEL/DATASET/BATCH/AMP */
+	std::string colocate;	   /* --colocate CSV (pack.h) */
 	std::string backend = "auto"; /* auto | cpu | cuda */
 	int timeout_s = 120;          /* rendezvous and collectives */
 	bool quiet = false;

@@ -30,6 +30,7 @@
 #include "proto/json.h"
 #include "trainer/comm.h"
 #include "trainer/gpu.h"
+#include "trainer/pack.h"
 #include "trainer/stages.h"
 
 namespace tidal::train {
@@ -112,6 +113,8 @@ private:
 	double grad_var() const;
 	std::string grad_json() const;
 	std::string group_json() const;
+	std::string pack_json() const;
+	bool setup_pack(std::string &err);
 	std::string gpu_json() const;
 
 	const Options &o_;
@@ -124,6 +127,9 @@ private:
 	uint64_t step_ = 0, samples_ = 0;
 	double iter_s_ = 0; /* profile mode: seconds per iteration */
 	std::unique_ptr<StagePacer> pacer_; /* --stage-profile */
+	ColocateTable colocate_;	    /* --colocate */
+	WorkloadKey workload_;		    /* --workload */
+	std::unique_ptr<PackPeer> pack_;    /* TIDAL_PACK */
 	double last_ckpt_t_ = 0;
 	double st_[3] = {0, 0, 0}, win_t0_ = 0; /* data/compute/comm s */
 	uint64_t win_steps_ = 0;
@@ -231,6 +237,35 @@ std::string Loop::group_json() const
 	       ",\"factor\":" + num(pacer_->factor()) + "}";
 }
 
+/* Packed: ,"pack":{"n":N,"speed":S}, the other jobs in the pack and the
+ * speed beside them, a fraction of alone. */
+std::string Loop::pack_json() const
+{
+	if (!pack_)
+		return "";
+	return ",\"pack\":{\"n\":" + std::to_string(pack_->partners()) +
+	       ",\"speed\":" + num(pack_->speed()) + "}";
+}
+
+/* --colocate's table, and the pack that TIDAL_PACK names joined. */
+bool Loop::setup_pack(std::string &err)
+{
+	if (!o_.colocate.empty() && !colocate_.load(o_.colocate, &err))
+		return false;
+	if (!o_.workload.empty() &&
+	    !parse_workload(o_.workload, &workload_, &err))
+		return false;
+	PackEnv p;
+	if (!read_pack_env(p, err))
+		return false;
+	if (p.name.empty() || o_.workload.empty())
+		return true; /* not packed, or nothing to tell the pack */
+	pack_ = std::make_unique<PackPeer>();
+	pack_->start(p, e_.rank, o_.workload, &workload_,
+		     o_.colocate.empty() ? nullptr : &colocate_);
+	return true;
+}
+
 /* How this rank uses its GPU over the window: the share of a step its
  * compute stage took (what NVML's utilisation counts), and the memory it
  * takes (--gpu-mem, else parameters, gradients, Adam's two moments and
@@ -275,8 +310,12 @@ bool Loop::setup_stages(std::string &err)
 
 bool Loop::setup(std::string &err)
 {
+	if (!setup_pack(err))
+		return false;
 	if (!o_.stage_profile.empty() && !setup_stages(err))
 		return false;
+	if (pacer_ && pack_)
+		pacer_->set_speed([this] { return pack_->speed(); });
 	if (!o_.profile.empty()) {
 		std::ifstream f(o_.profile);
 		std::stringstream text;
@@ -539,9 +578,10 @@ double Loop::step_once(bool &ckpt, bool &stop, double &gns)
 		compute();
 		sync();
 		double t4 = now_s();
-		if (iter_s_ > 0 && t4 - t0 < iter_s_) {
+		double iter_s = pack_ ? iter_s_ / pack_->speed() : iter_s_;
+		if (iter_s > 0 && t4 - t0 < iter_s) {
 			std::this_thread::sleep_for(
-				std::chrono::duration<double>(iter_s_ -
+				std::chrono::duration<double>(iter_s -
 							      (t4 - t0)));
 			t4 = now_s();
 		}
@@ -648,7 +688,7 @@ void Loop::log_step(double loss, double gns, bool last)
 	     ",\"loss\":" + num(loss) + ",\"it_s\":" + num(it_s) +
 	     ",\"samples_s\":" + num(it_s * batch_) + ",\"stages\":{\"data\":" +
 	     num(st_[0] * k) + ",\"compute\":" + num(st_[1] * k) +
-	     ",\"comm\":" + num(st_[2] * k) + "}" + group_json() + gpu_json() +
+	     ",\"comm\":" + num(st_[2] * k) + "}" + group_json() + pack_json() + gpu_json() +
 	     ",\"gns\":" + num(gns) + ",\"batch\":" + std::to_string(batch_) +
 	     ",\"gain\":" + num(gain_) + ",\"progress\":" + num(progress_) +
 	     grad_json() + "}");

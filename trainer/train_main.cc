@@ -15,6 +15,7 @@
 #include <getopt.h>
 #include <unistd.h>
 
+#include "core/profiles/colocate.h"
 #include "node/checkpoint.h"
 #include "node/store.h"
 #include "trainer/train.h"
@@ -54,6 +55,12 @@ const char kUsage[] =
 	"  --gpu-mem MB           GPU memory the job takes per GPU, as reported\n"
 	"                         to packing policies (default: its model, Adam\n"
 	"                         state and one batch's activations)\n"
+	"  --workload MODEL/DATASET/BATCH/AMP\n"
+	"                         what this job runs, told to the jobs packed\n"
+	"                         beside it on a shared GPU (TIDAL_PACK)\n"
+	"  --colocate CSV         packed, run at the speed Lucid's\n"
+	"                         colocate_info.csv gives --workload beside its\n"
+	"                         partners' (fake GPUs)\n"
 	"  --backend auto|cpu|cuda  (auto: CUDA when built and a GPU works)\n"
 	"  --timeout S            rendezvous and collective timeout (120)\n"
 	"  --store-server ADDR:PORT  run a rendezvous store (tests; port 0 =\n"
@@ -116,7 +123,8 @@ int store_server(const std::string &hostport)
 
 enum { O_IN = 256, O_OUT, O_HIDDEN, O_LAYERS, O_BATCH, O_ITERS, O_LR, O_SEED,
        O_CKE, O_CKS, O_LOG, O_PROF, O_PMODEL, O_BACKEND, O_TIMEOUT, O_STORE,
-       O_MODEL, O_HELP, O_VERSION, O_BENCH, O_FIND, O_STAGES, O_GMEM };
+       O_MODEL, O_HELP, O_VERSION, O_BENCH, O_FIND, O_STAGES, O_GMEM,
+       O_WORKLOAD, O_COLOCATE };
 
 const struct option kOpts[] = {
 	{"model", 1, 0, O_MODEL}, {"in", 1, 0, O_IN}, {"out", 1, 0, O_OUT},
@@ -127,6 +135,7 @@ const struct option kOpts[] = {
 	{"log-every", 1, 0, O_LOG}, {"profile", 1, 0, O_PROF},
 	{"profile-model", 1, 0, O_PMODEL}, {"backend", 1, 0, O_BACKEND},
 	{"stage-profile", 1, 0, O_STAGES}, {"gpu-mem", 1, 0, O_GMEM},
+	{"workload", 1, 0, O_WORKLOAD}, {"colocate", 1, 0, O_COLOCATE},
 	{"timeout", 1, 0, O_TIMEOUT}, {"store-server", 1, 0, O_STORE},
 	{"help", 0, 0, O_HELP}, {"version", 0, 0, O_VERSION},
 	{"bench-gemm", 0, 0, O_BENCH}, {"find-checkpoint", 1, 0, O_FIND},
@@ -168,6 +177,16 @@ int parse(int argc, char **argv, Options &o, std::string &store, bool &bench,
 		case O_PROF: o.profile = optarg; break;
 		case O_PMODEL: o.profile_model = optarg; break;
 		case O_STAGES: o.stage_profile = optarg; break;
+		case O_WORKLOAD: {
+			WorkloadKey k;
+			std::string err;
+			o.workload = optarg;
+			ok = parse_workload(o.workload, &k, &err);
+			if (!ok)
+				fprintf(stderr, "tidal-train: --workload %s\n", err.c_str());
+			break;
+		}
+		case O_COLOCATE: o.colocate = optarg; break;
 		case O_BACKEND:
 			o.backend = optarg;
 			ok = o.backend == "auto" || o.backend == "cpu" || o.backend == "cuda";
@@ -194,6 +213,12 @@ int parse(int argc, char **argv, Options &o, std::string &store, bool &bench,
 	if (!o.profile.empty() && !o.stage_profile.empty()) {
 		fprintf(stderr, "tidal-train: --profile and --stage-profile both pace "
 			"steps: give one\n");
+		return 2;
+	}
+	if (!o.colocate.empty() && o.workload.empty()) {
+		fprintf(stderr, "tidal-train: --colocate %s: the table's speeds "
+			"are looked up by this job's --workload: give it\n",
+			o.colocate.c_str());
 		return 2;
 	}
 	if ((o.profile.empty() && o.stage_profile.empty()) !=

@@ -1,10 +1,11 @@
 # trainer/trainer.mk - tidal-train, included from the top-level Makefile's
 # node side.  The model (mlp, gemm) is archived in libtidal-train.a so that
 # tests/node can check the GPU backend's arithmetic against it (and the
-# stage pacer, stages.cc, beside it); the
+# stage pacer, stages.cc, and the pack, pack.cc, beside it); the
 # checkpoint format and the rendezvous store are the node library's.
 
-TRAIN_LIB_SRC := trainer/mlp.cc trainer/gemm.cc trainer/stages.cc
+TRAIN_LIB_SRC := trainer/mlp.cc trainer/gemm.cc trainer/stages.cc \
+	trainer/pack.cc
 TRAIN_LIB_OBJ := $(TRAIN_LIB_SRC:%.cc=$(BUILD)/obj/%.o)
 -include $(TRAIN_LIB_OBJ:.o=.d)
 $(TRAIN_LIB_OBJ): TIDAL_CXXFLAGS += $(NODE_CFLAGS)
