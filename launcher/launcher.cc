@@ -224,7 +224,8 @@ bool Launcher::agree_resume(std::optional<Resume> &r, std::string &err)
 		 * own --global-batch. */
 		std::string perr;
 		plan_batch_ =
-			plan_batch(o_.job, tidald_sock_, perr, &group_size_);
+			plan_batch(o_.job, tidald_sock_, perr, &group_size_,
+				   &share_);
 		if (plan_batch_ < 0)
 			note("warning: no batch from the scheduler (%s): the "
 			     "trainer's own",
@@ -236,6 +237,7 @@ bool Launcher::agree_resume(std::optional<Resume> &r, std::string &err)
 			     generation_, (long long)plan_batch_);
 		store_.set(key("batch"), std::to_string(plan_batch_));
 		store_.set(key("group_size"), std::to_string(group_size_));
+		store_.set(key("share"), share_);
 		store_.set(key("restarts"), std::to_string(restarts_used_));
 		store_.set(key("resume"), r ? std::to_string(r->step) + " " +
 						      r->path : "none");
@@ -250,6 +252,8 @@ bool Launcher::agree_resume(std::optional<Resume> &r, std::string &err)
 				   nullptr, 10);
 	store::Bytes gs = store_.get(key("group_size"));
 	group_size_ = std::atoi(std::string(gs.begin(), gs.end()).c_str());
+	store::Bytes sh = store_.get(key("share"));
+	share_ = std::string(sh.begin(), sh.end());
 	store::Bytes b = store_.get(key("resume"));
 	std::string v(b.begin(), b.end());
 	if (v == "none") {
@@ -320,16 +324,29 @@ bool Launcher::spawn_all(int base, const std::optional<Resume> &r,
 			spec.env.push_back("TIDAL_BATCH=" +
 					   std::to_string(plan_batch_));
 		/* On a shared GPU: the group whose turns the trainer takes
-		 * (tidal-train --stage-profile; ignored without it). */
-		std::string group = interleave_group(
-			o_.node, l, std::getenv("SLURM_SHARDS_ON_NODE"),
-			std::getenv("CUDA_VISIBLE_DEVICES"), group_size_);
-		if (!group.empty()) {
-			spec.env.push_back("TIDAL_GROUP=" + group);
+		 * (tidal-train --stage-profile; ignored without it), or,
+		 * under a packing policy, the pack whose members it is told
+		 * (tidal-train --colocate). */
+		const char *shards = std::getenv("SLURM_SHARDS_ON_NODE"),
+			   *visible = std::getenv("CUDA_VISIBLE_DEVICES");
+		std::string gpu = shared_gpu(o_.node, l, shards, visible);
+		if (!gpu.empty()) {
+			if (share_ == "pack") {
+				spec.env.push_back("TIDAL_PACK=" + gpu);
+				spec.unset.push_back("TIDAL_GROUP");
+			} else {
+				spec.env.push_back(
+					"TIDAL_GROUP=" +
+					interleave_group(o_.node, l, shards,
+							 visible,
+							 group_size_));
+				spec.unset.push_back("TIDAL_PACK");
+			}
 			spec.env.push_back("TIDAL_AGENT_SOCK=" + tidald_sock_);
 			spec.env.push_back("TIDAL_JOB=" + o_.job);
 		} else {
 			spec.unset.push_back("TIDAL_GROUP");
+			spec.unset.push_back("TIDAL_PACK");
 		}
 		bind(spec, k);
 		if (!spawn_rank(k, spec, err))

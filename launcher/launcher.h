@@ -134,6 +134,7 @@ private:
 	std::optional<double> progress_, grad_sqr_, grad_var_;
 	int64_t plan_batch_ = 0; /* TIDAL_BATCH of this generation; 0 none */
 	int group_size_ = 0;	 /* jobs on its shared GPU, as node 0 heard */
+	std::string share_ = "interleave"; /* how they share it (job_plan) */
 	std::optional<Ckpt> last_ckpt_;
 
 	/* Checkpoint requests from the control socket. */

@@ -150,10 +150,12 @@ std::optional<Resume> find_newest(const std::string &job_dir,
 }
 
 int64_t plan_batch(const std::string &job, const std::string &tidald_sock,
-		   std::string &err, int *group_size)
+		   std::string &err, int *group_size, std::string *share)
 {
 	if (group_size)
 		*group_size = 0;
+	if (share)
+		*share = "interleave";
 	if (!exists(tidald_sock))
 		return 0; /* no scheduler to ask: nothing chosen */
 	wire::LocalRequest q;
@@ -171,12 +173,13 @@ int64_t plan_batch(const std::string &job, const std::string &tidald_sock,
 	}
 	if (group_size)
 		*group_size = r.group_size;
+	if (share && !r.share.empty())
+		*share = r.share;
 	return r.batch;
 }
 
-std::string interleave_group(const std::string &node, int local,
-			     const char *shards_on_node, const char *visible,
-			     int group_size)
+std::string shared_gpu(const std::string &node, int local,
+		       const char *shards_on_node, const char *visible)
 {
 	if (!shards_on_node || atoi(shards_on_node) <= 0 || !visible)
 		return "";
@@ -194,8 +197,17 @@ std::string interleave_group(const std::string &node, int local,
 	if (dev.empty() ||
 	    dev.find_first_not_of("0123456789") != std::string::npos)
 		return ""; /* a UUID or MIG name: no index to name it by */
-	return node + "-gpu" + dev + "/" +
-	       std::to_string(std::max(1, std::min(4, group_size)));
+	return node + "-gpu" + dev;
+}
+
+std::string interleave_group(const std::string &node, int local,
+			     const char *shards_on_node, const char *visible,
+			     int group_size)
+{
+	std::string gpu = shared_gpu(node, local, shards_on_node, visible);
+	if (gpu.empty())
+		return "";
+	return gpu + "/" + std::to_string(std::max(1, std::min(4, group_size)));
 }
 
 bool find_step(const std::string &job_dir, const std::string &job,

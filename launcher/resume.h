@@ -45,14 +45,21 @@ std::optional<Resume> find_newest(const std::string &job_dir,
 /* The global batch the scheduler chose for JOB (tidald's job_plan, which
  * asks sched/tidal): > 0 a batch, 0 none chosen (or no tidald socket),
  * -1 with ERR when tidald or the plugin did not answer.  OUT *GROUP_SIZE
- * (if given): the jobs sharing its GPU as the plugin saw them, 0 none. */
+ * (if given): the jobs sharing its GPU as the plugin saw them, 0 none;
+ * *SHARE (if given): how its policy shares a GPU, "interleave" or "pack"
+ * ("interleave" when the plugin did not say, as before packs). */
 int64_t plan_batch(const std::string &job, const std::string &tidald_sock,
-		   std::string &err, int *group_size = nullptr);
+		   std::string &err, int *group_size = nullptr,
+		   std::string *share = nullptr);
 
-/* The interleaving group of local rank LOCAL on NODE, for TIDAL_GROUP:
- * "NODE-gpuG/SIZE" when the job holds GPU shards here
- * ($SLURM_SHARDS_ON_NODE > 0; G the LOCAL-th entry of VISIBLE, the
- * job's $CUDA_VISIBLE_DEVICES), else "".  SIZE: GROUP_SIZE, at least 1. */
+/* The shared GPU of local rank LOCAL on NODE: "NODE-gpuG" when the job
+ * holds GPU shards here ($SLURM_SHARDS_ON_NODE > 0; G the LOCAL-th entry
+ * of VISIBLE, the job's $CUDA_VISIBLE_DEVICES), else "".  It names the
+ * pack a packed trainer joins (TIDAL_PACK). */
+std::string shared_gpu(const std::string &node, int local,
+		       const char *shards_on_node, const char *visible);
+/* Its interleaving group, for TIDAL_GROUP: "NODE-gpuG/SIZE", or "".
+ * SIZE: GROUP_SIZE, at least 1. */
 std::string interleave_group(const std::string &node, int local,
 			     const char *shards_on_node, const char *visible,
 			     int group_size);

@@ -53,6 +53,11 @@ public:
 	 * share and colocate): sched/tidal then needs gres/shard, and says
 	 * so when slurm.conf has none. */
 	virtual bool shares_gpus() const { return false; }
+	/* True if jobs that share GPUs take them in turns, stage by stage,
+	 * as Muri's executor has them (tidald's interleaving groups); false
+	 * if they run at once, packed, each at the speed the GPU gives it
+	 * beside the other (Lucid, AntMan). */
+	virtual bool interleaves() const { return false; }
 
 	/* What the policy must carry across a restart of the process that
 	 * runs it (slurmctld keeps it in the plugin's state file) or a

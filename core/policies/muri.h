@@ -94,6 +94,7 @@ public:
 	}
 	std::string name() const override { return name_; }
 	bool shares_gpus() const override { return true; }
+	bool interleaves() const override { return true; }
 	/* Decisions come in placement order (rank, then widest first). */
 	Plan decide(const Snapshot &snap) override;
 

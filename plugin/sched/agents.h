@@ -54,11 +54,13 @@ bool agent_job_progress(std::uint32_t job, double now, double max_age,
  * registry held. */
 void agent_set_owner_lookup(std::int64_t (*lookup)(std::uint32_t job));
 /* The same for job_plan: LOOKUP(job) RET the global batch the policy's
- * last decision chose for it (0 for none) and the jobs that share its
- * GPU, itself included (0: none, or not seen running yet). */
+ * last decision chose for it (0 for none), the jobs that share its GPU,
+ * itself included (0: none, or not seen running yet), and how the policy
+ * in force has jobs share a GPU ("" when it shares none). */
 struct JobPlanInfo {
 	std::int64_t batch = 0;
 	int group_size = 0;
+	const char *share = ""; /* "", "interleave" or "pack" */
 };
 void agent_set_plan_lookup(JobPlanInfo (*lookup)(std::uint32_t job));
 

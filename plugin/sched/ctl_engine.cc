@@ -327,6 +327,8 @@ JobPlanInfo Engine::job_plan(std::uint32_t id)
 {
 	std::lock_guard<std::mutex> g(mu_);
 	JobPlanInfo p;
+	if (policy_ && policy_->shares_gpus())
+		p.share = policy_->interleaves() ? "interleave" : "pack";
 	for (const JobView &v : last_.jobs) {
 		if (v.job.id != id)
 			continue;

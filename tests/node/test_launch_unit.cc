@@ -296,6 +296,9 @@ static void test_interleave_group(void **)
 	assert_true(interleave_group("n1", 2, "1", "0,1", 2).empty());
 	assert_true(interleave_group("n1", 0, "1", "GPU-1a2b", 2).empty());
 	assert_true(interleave_group("n1", 0, "1", nullptr, 2).empty());
+	/* a pack is named by the GPU alone */
+	assert_string_equal(shared_gpu("n1", 1, "2", "0,5").c_str(), "n1-gpu5");
+	assert_true(shared_gpu("n1", 0, "0", "0").empty());
 }
 
 int main(void)

@@ -14,7 +14,8 @@
  *   node_ack       {node, id, job, ok, step, path, bytes, ms, error}
  *   ckpt_where     {job}                 -> {ok, node, addr, step, path,
  *                                            holders:[{node, addr, step}]}
- *   job_plan       {job}                 -> {ok, job, batch}
+ *   job_plan       {job}                 -> {ok, job, batch[, group_size,
+ *                                             share]}
  *
  * A heartbeat's reply carries the node's queued commands (commands.cc) and
  * "keep": the checkpoint of each job that the plugin's state on disk
@@ -311,6 +312,7 @@ std::string handle(const char *request, uint32_t uid, bool admin,
 				if (plan.group_size >= 1 &&
 				    plan.group_size <= 4)
 					o.group_size = plan.group_size;
+				o.share = plan.share;
 				return wire::encode(o);
 			});
 		else if (!state_word(node, 128))
