@@ -17,7 +17,11 @@
 #   B, profiled the same way, is kept apart from A (2 + 2 is over 2):
 #     it starts on n1's other GPU, slurmctld's log saying why
 #   C, profiled, packs beside A (0 + 2): both hold a shard of the same
-#     GPU (Slurm's view), tidalctl shows the pair and the GpuUse
+#     GPU (Slurm's view), tidalctl shows the pair and the GpuUse; the two
+#     run at once (a pack, not turns) at the speeds Lucid's
+#     colocate_info.csv gives their workloads side by side (heavy
+#     ResNet18/CIFAR-10/64/0, light DCGAN/LSUN/128/0), against the speeds
+#     each ran at alone
 #   D, heavy, profiled, waits (no GPU free, no partner); kill -9 of
 #     slurmctld: every job keeps its shard; B ends and D starts on n1,
 #     not profiled again (its profile is in the plugin's state)
@@ -36,6 +40,35 @@ model,data,compute,comm
 heavy,0.005,0.100,0.006
 light,0.080,0.010,0.010
 CSV
+# The pair's speeds: the Lucid artifact's table when the anchors are beside
+# the checkout, else a table of the same form made here.
+HEAVY=ResNet18/CIFAR-10/64/0
+LIGHT=DCGAN/LSUN/128/0
+colocate=$(cd "$(dirname "$0")/../.." && pwd)/../shared/anchors/lucid/lucid/colocate_info.csv
+made_table=
+if [ ! -r "$colocate" ]; then
+	colocate=$(mktemp /tmp/tidal-lucid-colocate.XXXXXX)
+	made_table=$colocate
+	chmod 644 "$colocate"
+	cat >"$colocate" <<'CSV'
+,model1,dataset1,gpu_num1,batchsize1,amp1,speed1,model2,dataset2,gpu_num2,batchsize2,amp2,speed2,gpu_util,gmem_util,gmem
+0,ResNet18,CIFAR-10,1,64,0,0.5,DCGAN,LSUN,1,128,0,0.8,99.0,48.0,5778
+CSV
+fi
+# pair_speed J T: J's speed beside T in the table (either orientation)
+pair_speed() {
+	python3 - "$colocate" "$1" "$2" <<'PY'
+import csv, sys
+j, t = (k.split("/") for k in sys.argv[2:4])
+for r in csv.DictReader(open(sys.argv[1])):
+    a = [r["model1"], r["dataset1"], r["batchsize1"], r["amp1"]]
+    b = [r["model2"], r["dataset2"], r["batchsize2"], r["amp2"]]
+    if (a, b) == (j, t):
+        print(r["speed1"]); break
+    if (a, b) == (t, j):
+        print(r["speed2"]); break
+PY
+}
 cluster_up "Policy=lucid
 CycleInterval=1
 ResizeSignal=none
@@ -43,12 +76,23 @@ CheckpointTimeout=120
 Lucid.ProfilerNodes=n2
 Lucid.ProfileTime=20
 Lucid.Sharing=always"
-trap 'cluster_down; rm -f "$profile"' EXIT
+trap 'cluster_down; rm -f "$profile" $made_table' EXIT
 check "the agents are up" start_agents
 
-common="--stage-profile $profile --iters 100000 --log-every 5 --ckpt-every 20 --in 8 --out 2 --hidden 16 --layers 1 --gpu-mem 3000"
-train_script "$T/heavy.sh" "$common --profile-model heavy"
-train_script "$T/light.sh" "$common --profile-model light"
+common="--stage-profile $profile --iters 100000 --log-every 5 --ckpt-every 20 --in 8 --out 2 --hidden 16 --layers 1 --gpu-mem 3000 --colocate $colocate"
+train_script "$T/heavy.sh" "$common --profile-model heavy --workload $HEAVY"
+train_script "$T/light.sh" "$common --profile-model light --workload $LIGHT"
+# rate JOB: its trainer's iterations/s (tidalctl's Training=)
+rate() { "$TIDALCTL" show job "$1" 2>/dev/null | grep -oE 'Training=step [0-9]+, [0-9.]+ it/s' | awk '{print $3}'; }
+# steady JOB SECS: SECS of samples of its rate, 1 s apart, the median
+steady() {
+	local i r=()
+	for i in $(seq "$2"); do r+=("$(rate "$1")"); sleep 1; done
+	printf '%s\n' "${r[@]}" | grep -E '^[0-9.]+$' | sort -g | awk '{v[NR]=$1} END {print NR ? v[int((NR+1)/2)] : ""}'
+}
+ratio_within() { # ratio_within GOT BASE SPEED PCT: GOT/BASE within PCT% of SPEED
+	python3 -c "import sys; g,b,s,p=map(float,sys.argv[1:]); sys.exit(0 if abs(g/b-s)<=s*p/100 else 1)" "$@" 2>/dev/null
+}
 story() { "$TIDALCTL" show job "$1" 2>/dev/null | grep -o 'ResizeStory=.*'; }
 on_node() { is_state "$1" RUNNING && [ "$(job_nodes "$1")" = "$2" ]; }
 
@@ -65,6 +109,10 @@ story "$a" | tr ';' '\n' | sed 's/^ */    /'
 check "A runs again, on n1" wait_for 60 on_node "$a" n1
 check "... resuming from its checkpoint" \
 	wait_for 60 grep -qE "resuming from step [1-9]" "$T/out/$a.out"
+a_base=$(train_step "$a")
+check "A trains on n1" wait_for 60 eval 'train_past "$a" $((${a_base:-0} + 20))'
+a_alone=$(steady "$a" 5)
+say "A alone on its GPU: ${a_alone:-?} it/s"
 
 # B: profiled, then kept apart from A.
 b=$(submit -N1 --gpus=1 -t 10 "$T/heavy.sh")
@@ -83,6 +131,9 @@ started "$b" | sed 's/.*sched.tidal: /    /'
 # C: profiled, then packed beside A.
 c=$(submit -N1 --gpus=1 -t 10 "$T/light.sh")
 check "C ($c) is profiled on n2" wait_for 30 on_node "$c" n2
+check "C trains on the profiler" wait_for 30 eval 'train_past "$c" 20'
+c_alone=$(steady "$c" 5)
+say "C alone (profiled): ${c_alone:-?} it/s"
 check "C leaves the profiler (sharescore 0)" wait_for 60 profiled "$c" 0
 check "C runs on n1" wait_for 60 on_node "$c" n1
 gc=$(shard_gpu "$c")
@@ -100,6 +151,20 @@ check "C's start: packed beside A, sharescore 0 + 2" \
 	eval 'started "$c" | grep -q "packed beside job $a: sharescore 0 + 2"'
 started "$c" | sed 's/.*sched.tidal: /    /'
 check "C trains beside A" wait_for 60 eval 'train_past "$c" 25'
+# Packed, the two run at once at the table's speeds for the pair.
+s_a=$(pair_speed $HEAVY $LIGHT) s_c=$(pair_speed $LIGHT $HEAVY)
+sleep 3 # a step window or two that began before C joined
+a_packed=$(steady "$a" 5) c_packed=$(steady "$c" 5)
+say "packed: A ${a_packed:-?} it/s (alone ${a_alone:-?}, table ${s_a:-?}), C ${c_packed:-?} it/s (alone ${c_alone:-?}, table ${s_c:-?})"
+check "A runs at the table's speed beside C ($s_a of alone, within 10%)" \
+	ratio_within "$a_packed" "$a_alone" "$s_a" 10
+check "C runs at the table's speed beside A ($s_c of alone, within 10%)" \
+	ratio_within "$c_packed" "$c_alone" "$s_c" 10
+check "C's trainer says it runs packed beside A, at the table's speed" \
+	grep -q "pack n1-gpu$ga: beside job $a ($HEAVY); speed $s_c of alone (--colocate)" "$T/out/$c.out"
+check "tidald has A and C in one pack, not an interleaving group" \
+	eval 'grep -q "pack: n1-gpu$ga: job [0-9]* rank 0 (uid [0-9]*) joins; in it now: $a ($HEAVY), $c ($LIGHT)" "$T"/log/tidald-n1.log &&
+		! grep -q "interleave: group n1-gpu$ga" "$T"/log/tidald-n1.log'
 show_queue
 
 # D, heavy too, is profiled and then waits: n1 is full, and A and C are
