@@ -23,14 +23,7 @@ bool read_pack_env(PackEnv &p, std::string &err)
 	if (!v || !*v)
 		return true;
 	p.name = v;
-	const char *sock = getenv("TIDAL_AGENT_SOCK");
-	if (!sock || !*sock) {
-		err = "TIDAL_PACK is set but TIDAL_AGENT_SOCK (tidald's local "
-		      "socket) is not";
-		return false;
-	}
-	p.sock = sock;
-	return read_job_env("TIDAL_PACK", p.job, err);
+	return read_member_env("TIDAL_PACK", p.sock, p.job, err);
 }
 
 double packed_speed(const WorkloadKey *own,

@@ -50,18 +50,20 @@ bool read_group_env(GroupEnv &g, std::string &err)
 		return false;
 	}
 	g.size = (int)n;
-	const char *sock = getenv("TIDAL_AGENT_SOCK");
-	if (!sock || !*sock) {
-		err = "TIDAL_GROUP is set but TIDAL_AGENT_SOCK (tidald's local "
-		      "socket) is not";
-		return false;
-	}
-	g.sock = sock;
-	return read_job_env("TIDAL_GROUP", g.job, err);
+	return read_member_env("TIDAL_GROUP", g.sock, g.job, err);
 }
 
-bool read_job_env(const char *what, uint64_t &job, std::string &err)
+bool read_member_env(const char *what, std::string &sock, uint64_t &job,
+		     std::string &err)
 {
+	const char *s = getenv("TIDAL_AGENT_SOCK");
+	if (!s || !*s) {
+		err = std::string(what) +
+		      " is set but TIDAL_AGENT_SOCK (tidald's local socket) "
+		      "is not";
+		return false;
+	}
+	sock = s;
 	char *end = nullptr;
 	job = 0;
 	for (const char *name : { "TIDAL_JOB", "SLURM_JOB_ID" }) {

@@ -43,9 +43,11 @@ struct GroupEnv {
 };
 /* RET false with ERR naming the variable, its value and the rule. */
 bool read_group_env(GroupEnv &g, std::string &err);
-/* The job from TIDAL_JOB, else SLURM_JOB_ID, for WHAT (the variable that
- * needs it).  RET false with ERR naming the variable and the rule. */
-bool read_job_env(const char *what, uint64_t &job, std::string &err);
+/* tidald's local socket (TIDAL_AGENT_SOCK) and the job (TIDAL_JOB, else
+ * SLURM_JOB_ID), for WHAT (the variable that needs them).  RET false with
+ * ERR naming the variable and the rule. */
+bool read_member_env(const char *what, std::string &sock, uint64_t &job,
+		     std::string &err);
 
 class StagePacer
 {

@@ -23,18 +23,19 @@ bool outside_model(const std::string &m)
 	       m == "Transformer";
 }
 
-std::vector<std::string> cells(const std::string &line)
+/* TEXT's fields between SEP (no quoting: the tables have none). */
+std::vector<std::string> split(const std::string &text, char sep)
 {
 	std::vector<std::string> f;
 	size_t at = 0;
 	for (;;) {
-		size_t comma = line.find(',', at);
-		f.push_back(line.substr(at, comma == std::string::npos
+		size_t next = text.find(sep, at);
+		f.push_back(text.substr(at, next == std::string::npos
 						    ? std::string::npos
-						    : comma - at));
-		if (comma == std::string::npos)
+						    : next - at));
+		if (next == std::string::npos)
 			return f;
-		at = comma + 1;
+		at = next + 1;
 	}
 }
 
@@ -62,17 +63,7 @@ bool count(const std::string &s, long *v)
 bool parse_workload(const std::string &text, WorkloadKey *out,
 		    std::string *err)
 {
-	std::vector<std::string> f;
-	size_t at = 0;
-	for (;;) {
-		size_t slash = text.find('/', at);
-		f.push_back(text.substr(at, slash == std::string::npos
-						    ? std::string::npos
-						    : slash - at));
-		if (slash == std::string::npos)
-			break;
-		at = slash + 1;
-	}
+	std::vector<std::string> f = split(text, '/');
 	WorkloadKey k;
 	if (f.size() != 4 || f[0].empty() || f[1].empty() ||
 	    !count(f[2], &k.batch) || !count(f[3], &k.amp)) {
@@ -112,7 +103,7 @@ bool ColocateTable::parse(const std::string &file, const std::string &text,
 			line.pop_back();
 		std::string where = file + ":" + std::to_string(n) + ": ";
 		if (n == 1) {
-			head = cells(line);
+			head = split(line, ',');
 			for (int j = 0; j < 2; j++)
 				for (int c = 0; c < 5; c++) {
 					std::string name = kCols[c] +
@@ -131,7 +122,7 @@ bool ColocateTable::parse(const std::string &file, const std::string &text,
 		}
 		if (line.empty())
 			continue;
-		std::vector<std::string> f = cells(line);
+		std::vector<std::string> f = split(line, ',');
 		if (f.size() != head.size()) {
 			*err = where + "expected " +
 			       std::to_string(head.size()) + " cells, got " +

@@ -55,20 +55,9 @@ if [ ! -r "$colocate" ]; then
 0,ResNet18,CIFAR-10,1,64,0,0.5,DCGAN,LSUN,1,128,0,0.8,99.0,48.0,5778
 CSV
 fi
-# pair_speed J T: J's speed beside T in the table (either orientation)
-pair_speed() {
-	python3 - "$colocate" "$1" "$2" <<'PY'
-import csv, sys
-j, t = (k.split("/") for k in sys.argv[2:4])
-for r in csv.DictReader(open(sys.argv[1])):
-    a = [r["model1"], r["dataset1"], r["batchsize1"], r["amp1"]]
-    b = [r["model2"], r["dataset2"], r["batchsize2"], r["amp2"]]
-    if (a, b) == (j, t):
-        print(r["speed1"]); break
-    if (a, b) == (t, j):
-        print(r["speed2"]); break
-PY
-}
+PAIR_SPEED=$(cd "$(dirname "$0")/.." && pwd)/pair_speed.py
+# pair_speed J T: J's speed beside T in the table
+pair_speed() { python3 "$PAIR_SPEED" "$colocate" "$1" "$2"; }
 cluster_up "Policy=lucid
 CycleInterval=1
 ResizeSignal=none

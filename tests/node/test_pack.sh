@@ -51,20 +51,9 @@ if [ ! -r "$TABLE" ]; then
 CSV
 fi
 echo "   colocate table: $TABLE"
-# speed J T: J's packed speed beside T, from the table (either orientation)
-speed() {
-	python3 - "$TABLE" "$1" "$2" <<'PY'
-import csv, sys
-j, t = (k.split("/") for k in sys.argv[2:4])
-for r in csv.DictReader(open(sys.argv[1])):
-    a = [r["model1"], r["dataset1"], r["batchsize1"], r["amp1"]]
-    b = [r["model2"], r["dataset2"], r["batchsize2"], r["amp2"]]
-    if (a, b) == (j, t):
-        print(r["speed1"]); break
-    if (a, b) == (t, j):
-        print(r["speed2"]); break
-PY
-}
+PAIR_SPEED=$(cd "$(dirname "$0")/.." && pwd)/pair_speed.py
+# speed J T: J's packed speed beside T, from the table
+speed() { python3 "$PAIR_SPEED" "$TABLE" "$1" "$2"; }
 S_HEAVY=$(speed $HEAVY $LIGHT)
 S_LIGHT=$(speed $LIGHT $HEAVY)
 echo "   packed speeds: $HEAVY ${S_HEAVY:-none}, $LIGHT ${S_LIGHT:-none}"
