@@ -7,6 +7,7 @@
 #include "core/model/suggest.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "tests/unit/unit.h"
 
@@ -25,8 +26,33 @@ static void test_edit_distance(void **)
 				       "Tiresias.Thresholds"), 2);
 }
 
+/* Optimal string alignment over the whole matrix, case folded: what the
+ * banded, bounded edit_distance must agree with. */
+static size_t reference_distance(const std::string &a, const std::string &b)
+{
+	size_t n = a.size(), m = b.size();
+	std::vector<std::vector<size_t>> d(n + 1, std::vector<size_t>(m + 1));
+	auto f = [](char c) { return (char)std::tolower((unsigned char)c); };
+	for (size_t i = 0; i <= n; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= m; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= n; i++)
+		for (size_t j = 1; j <= m; j++) {
+			d[i][j] = std::min({ d[i - 1][j] + 1, d[i][j - 1] + 1,
+					     d[i - 1][j - 1] +
+						     (f(a[i - 1]) == f(b[j - 1])
+							      ? 0
+							      : 1) });
+			if (i > 1 && j > 1 && f(a[i - 1]) == f(b[j - 2]) &&
+			    f(a[i - 2]) == f(b[j - 1]))
+				d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+		}
+	return d[n][m];
+}
+
 /* A bound changes nothing but the cost: the distance, or the bound plus
- * one where the distance is larger.  Checked against the unbounded
+ * one where the distance is larger.  Checked against the whole-matrix
  * distance on many short words over a small alphabet, where swaps and
  * far pairs are common. */
 static void test_edit_distance_bounded(void **)
@@ -37,15 +63,16 @@ static void test_edit_distance_bounded(void **)
 		return (seed >> 16) & 0x7fff;
 	};
 	auto word = [&next]() {
-		std::string w(next() % 9, 'a');
+		std::string w(next() % 13, 'a');
 		for (char &c : w)
-			c = (char)('a' + next() % 3);
+			c = (char)((next() % 4 ? 'a' : 'A') + next() % 3);
 		return w;
 	};
 	for (int k = 0; k < 5000; k++) {
 		std::string a = word(), b = word();
 		size_t d = edit_distance(a, b);
-		for (size_t bound = 0; bound <= 9; bound++)
+		assert_int_equal(d, reference_distance(a, b));
+		for (size_t bound = 0; bound <= 13; bound++)
 			assert_int_equal(edit_distance(a, b, bound),
 					 std::min(d, bound + 1));
 	}
