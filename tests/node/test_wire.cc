@@ -372,7 +372,10 @@ static void test_every_message_round_trips(void **state)
 	JobPlanReply plan;
 	plan.error = "job_plan: \"job\" must be a job id > 0";
 	round_trip(plan);
-	plan = JobPlanReply{ true, "", 12, 256 };
+	plan = JobPlanReply();
+	plan.ok = true;
+	plan.job = 12;
+	plan.batch = 256;
 	round_trip(plan);
 	plan.batch = 0;
 	round_trip(plan);
@@ -385,9 +388,9 @@ static void test_every_message_round_trips(void **state)
 	LocalRequest local;
 	local.op = "hello";
 	round_trip(local);
-	local = { "fetch", 12, "10.0.0.4:6830", 3000, {} };
+	local = { "fetch", 12, "10.0.0.4:6830", 3000, {}, {} };
 	round_trip(local);
-	local = { "job_plan", 12, "", 0, {} };
+	local = { "job_plan", 12, "", 0, {}, {} };
 	round_trip(local);
 	local = LocalRequest();
 	local.op = "interleave";
