@@ -173,8 +173,13 @@ check "... C still on A's GPU" eval '[ "$(shard_gpu "$c")" = "$ga" ]'
 scancel "$b"
 check "B ends: D starts on n1" wait_for 60 on_node "$d" n1
 started "$d" | sed 's/.*sched.tidal: /    /'
-check "... not profiled again: D started on n2 once only" eval \
-	'[ "$(grep -c "sched/tidal: started JobId=$d on n2" "$T/log/slurmctld.log")" = 1 ]'
+on_n2=$(grep -c "sched/tidal: started JobId=$d on n2" "$T/log/slurmctld.log")
+check "... not profiled again: D started on n2 once only ($on_n2 times)" test "$on_n2" = 1
+# (more than once in one loaded run, not since: what the log says of D
+# and of the restart, for whoever meets it next)
+[ "$on_n2" = 1 ] ||
+	grep -E "JobId=$d[: ]|job $d:|state restored|no good state|previous good state" \
+		"$T/log/slurmctld.log" | grep -v "debug" | sed 's/^/    /'
 check "... resuming from its checkpoint" \
 	wait_for 60 grep -qE "resuming from step [1-9]" "$T/out/$d.out"
 show_queue
