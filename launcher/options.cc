@@ -13,6 +13,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/version.h"
+
 namespace tidal::launch {
 
 namespace {
@@ -278,7 +280,7 @@ Options parse_options(int argc, char **argv)
 		case O_CTL: o.ctl_op = optarg; break;
 		case O_TOPO: o.topology_xml = optarg; break;
 		case O_HELP: std::fputs(kUsage, stdout); std::exit(0);
-		case O_VERSION: std::puts("tidal-launch 0.1"); std::exit(0);
+		case O_VERSION: std::puts("tidal-launch " TIDAL_VERSION); std::exit(0);
 		default: usage_error("bad option");
 		}
 	}

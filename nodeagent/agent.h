@@ -28,13 +28,14 @@
 #include <string>
 #include <vector>
 
+#include "core/version.h"
 #include "proto/messages.h"
 #include "proto/wire.h"
 
 namespace tidal::agent
 {
 
-#define TIDALD_VERSION "0.1"
+#define TIDALD_VERSION TIDAL_VERSION
 
 struct Options {
 	std::string node;

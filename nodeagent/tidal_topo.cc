@@ -18,6 +18,7 @@
 #include <string>
 
 #include "core/placement/fabric.h"
+#include "core/version.h"
 #include "node/fabric_ib.h"
 #include "node/topo.h"
 
@@ -90,7 +91,7 @@ Options parse(int argc, char **argv)
 			break;
 		case O_CONF: o.conf = true; break;
 		case 'h': std::fputs(kUsage, stdout); std::exit(0);
-		case 'V': std::puts("tidal-topo 0.1"); std::exit(0);
+		case 'V': std::puts("tidal-topo " TIDAL_VERSION); std::exit(0);
 		default: usage_error("bad option");
 		}
 	}

@@ -25,6 +25,7 @@
 
 #include "core/model/policy.h"
 #include "core/model/suggest.h"
+#include "core/version.h"
 #include "sim/cluster_io.h"
 #include "sim/csv.h"
 #include "sim/preset.h"
@@ -281,7 +282,7 @@ Options parse_args(int argc, char **argv)
 		case O_QUIET: o.quiet = true; break;
 		case O_LIST: list_all(); std::exit(0);
 		case O_HELP: std::fputs(kUsage, stdout); std::exit(0);
-		case O_VERSION: std::puts("tidal-sim 0.1"); std::exit(0);
+		case O_VERSION: std::puts("tidal-sim " TIDAL_VERSION); std::exit(0);
 		case ':':
 			bad_option(longopts, argv[std::min(optind, argc) - 1],
 				   true);

@@ -16,13 +16,10 @@
 #include <unistd.h>
 
 #include "core/profiles/colocate.h"
+#include "core/version.h"
 #include "node/checkpoint.h"
 #include "node/store.h"
 #include "trainer/train.h"
-
-#ifndef TIDAL_VERSION
-#define TIDAL_VERSION "0.1"
-#endif
 
 using namespace tidal;
 using namespace tidal::train;

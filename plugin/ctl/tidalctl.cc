@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "core/model/number_text.h"
+#include "core/version.h"
 #include "proto/messages.h"
 #include "proto/wire.h"
 
@@ -52,7 +53,8 @@ const char *const kUsage =
 	"usage: tidalctl [-o|--oneliner] [--json] show jobs|job ID|"
 	"nodes|policy|decisions\n"
 	"       tidalctl [-o] [--json] explain JOBID\n"
-	"       tidalctl set policy NAME   (root or SlurmUser)\n";
+	"       tidalctl set policy NAME   (root or SlurmUser)\n"
+	"       tidalctl -h|--help|-V|--version\n";
 
 [[noreturn]] void usage_error(const std::string &msg)
 {
@@ -419,6 +421,9 @@ int main(int argc, char **argv)
 			as_json = true;
 		else if (a == "-h" || a == "--help") {
 			std::fputs(kUsage, stdout);
+			return 0;
+		} else if (a == "-V" || a == "--version") {
+			std::puts("tidalctl " TIDAL_VERSION);
 			return 0;
 		} else if (a.size() > 1 && a[0] == '-')
 			usage_error("unknown option '" + a + "'");
