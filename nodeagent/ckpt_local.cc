@@ -95,6 +95,23 @@ static bool copy_body(wire::Reader &r, int fd, uint64_t bytes,
 	return true;
 }
 
+/* Give what FD (or PATH, when FD < 0) names to OWNER, unless OWNER is
+ * -1: the job's trainer, running as its user, must be able to rotate
+ * and replace what tidald fetched for it.  RET false with *ERR. */
+static bool give_to(uid_t owner, int fd, const std::string &path,
+		    std::string *err)
+{
+	if (owner == (uid_t)-1)
+		return true;
+	int rc = fd >= 0 ? fchown(fd, owner, (gid_t)-1)
+			 : chown(path.c_str(), owner, (gid_t)-1);
+	if (rc == 0)
+		return true;
+	*err = path + ": cannot give it to uid " + std::to_string(owner) +
+	       ", the job's user: " + std::strerror(errno);
+	return false;
+}
+
 static bool write_marker(const std::string &path, uint64_t step,
 			 const std::string &from, uid_t owner, std::string *err)
 {
@@ -106,8 +123,7 @@ static bool write_marker(const std::string &path, uint64_t step,
 	if (!ok)
 		*err = path + ": " + std::strerror(errno);
 	if (fd >= 0) {
-		if (owner != (uid_t)-1)
-			(void)fchown(fd, owner, (gid_t)-1);
+		ok = ok && give_to(owner, fd, path, err);
 		close(fd);
 	}
 	return ok;
@@ -122,8 +138,8 @@ bool receive_ckpt(const std::string &root, uint64_t job, uint64_t step,
 		*err = dir + ": " + std::strerror(errno);
 		return false;
 	}
-	if (owner != (uid_t)-1)
-		(void)chown(dir.c_str(), owner, (gid_t)-1);
+	if (!give_to(owner, -1, dir, err))
+		return false;
 	/* The temp name never matches ckpt-*.tck: a reader never sees it. */
 	char name[96];
 	std::snprintf(name, sizeof(name), "/.fetch-%012llu.%d.part",
@@ -135,9 +151,8 @@ bool receive_ckpt(const std::string &root, uint64_t job, uint64_t step,
 		*err = tmp + ": " + std::strerror(errno);
 		return false;
 	}
-	bool ok = copy_body(r, fd, bytes, tmp, err);
-	if (ok && owner != (uid_t)-1)
-		(void)fchown(fd, owner, (gid_t)-1);
+	bool ok = copy_body(r, fd, bytes, tmp, err) &&
+		  give_to(owner, fd, tmp, err);
 	close(fd);
 	uint64_t got = 0;
 	std::string why;
