@@ -8,12 +8,13 @@
 #   make            build everything the machine can build
 #   make check      every test tier (check-emu check-cluster
 #                   check-cluster-24 check-slurm-quick check-node
-#                   check-unit check-fuzz check-sim)
+#                   check-unit check-fuzz check-sim check-deb)
 #   make check-slurm  Slurm's own regression tests under sched/backfill and
 #                   sched/tidal (tests/slurm/run.sh)
 #   make bench      benchmarks, printed as tables
 #   make demo       the main job: see README.md
-#   make install    DESTDIR-aware install
+#   make install    DESTDIR-aware install (PREFIX= or prefix=)
+#   make deb        Debian packages for the installed Slurm (build/deb)
 #   make SAN=1 ...  the same with ASan+UBSan, in build-san/
 #
 # GPL-2.0-or-later.
@@ -54,14 +55,15 @@ endif
 
 WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow=local
 TIDAL_CXXFLAGS := -std=c++20 $(OPT) $(WARN) -fPIC $(SANFLAGS) -I. \
-	$(JSONC_CFLAGS) $(CXXFLAGS)
+	$(JSONC_CFLAGS) $(CPPFLAGS) $(CXXFLAGS)
 TIDAL_LDFLAGS := $(SANFLAGS) $(LDFLAGS)
 # LP/MILP backend for core/solvers/solver.h and core/solvers/lp_glpk.h
 # (Themis, Gavel, Shockwave): GLPK, which scripts/deps.sh always installs.
 TIDAL_CXXFLAGS += -DTIDAL_HAVE_GLPK $(GLPK_CFLAGS)
 
 .PHONY: all check check-unit check-sim check-fuzz check-emu check-cluster \
-	bench bench-load demo install deps clean distclean help fuzz check-build
+	bench bench-load demo install deps clean distclean help fuzz check-build \
+	deb
 
 all: $(BUILD)/tidal-sim plugin node
 
@@ -171,9 +173,27 @@ include plugin/plugin.mk
 
 # ---------------------------------------------------------------- install
 
-PREFIX ?= /usr/local
-bindir ?= $(PREFIX)/bin
-mandir ?= $(PREFIX)/share/man
+# One install root, under either spelling: `make install PREFIX=/usr` and
+# `make install prefix=/usr` both move everything (configure's --prefix
+# is the default).  bindir, sbindir, mandir and docdir follow it unless
+# named themselves.
+ifeq ($(origin PREFIX),command line)
+prefix := $(PREFIX)
+else ifeq ($(origin prefix),command line)
+PREFIX := $(prefix)
+endif
+prefix ?= /usr/local
+PREFIX ?= $(prefix)
+exec_prefix ?= $(prefix)
+bindir ?= $(exec_prefix)/bin
+sbindir ?= $(exec_prefix)/sbin
+datarootdir ?= $(prefix)/share
+mandir ?= $(datarootdir)/man
+docdir ?= $(datarootdir)/doc/tidal
+# The examples an administrator starts from; the installed tree never
+# holds a live configuration (that is /etc/slurm's, and the admin's).
+CONF_EXAMPLES := conf/tidal.conf conf/plugstack.conf conf/gres.conf \
+	conf/slurm.conf conf/topology.conf conf/tidald.default
 
 install: all
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1
@@ -182,11 +202,22 @@ install: all
 	for p in tidal-launch tidal-train; do \
 		[ ! -x $(BUILD)/$$p ] || \
 		install -m 755 $(BUILD)/$$p $(DESTDIR)$(bindir)/$$p; done
-	[ ! -x $(BUILD)/tidal-topo ] || { install -d $(DESTDIR)$(PREFIX)/sbin && \
-		install -m 755 $(BUILD)/tidal-topo $(DESTDIR)$(PREFIX)/sbin/; }
+	[ ! -x $(BUILD)/tidal-topo ] || { install -d $(DESTDIR)$(sbindir) && \
+		install -m 755 $(BUILD)/tidal-topo $(DESTDIR)$(sbindir)/; }
 	for m in man/man*/*.[1-8]; do \
 		s=$${m##*.}; install -d $(DESTDIR)$(mandir)/man$$s; \
 		install -m 644 $$m $(DESTDIR)$(mandir)/man$$s/; done
+	install -d $(DESTDIR)$(docdir)/examples
+	install -m 644 README.md $(DESTDIR)$(docdir)/
+	install -m 644 $(CONF_EXAMPLES) $(DESTDIR)$(docdir)/examples/
+
+# ---------------------------------------------------------------- deb
+
+# Debian packages for the installed Slurm, in $(BUILD)/deb (scripts/deb.sh,
+# debian/); tests/pkg/test_deb.sh checks them (make check-deb).
+.PHONY: deb
+deb: | $(BUILD)/.deps
+	scripts/deb.sh $(BUILD)/deb
 
 # ---------------------------------------------------------------- demo
 
@@ -204,4 +235,4 @@ distclean: clean
 	rm -rf config.mk config.status config.log configure autom4te.cache
 
 help:
-	@sed -n '3,19p' Makefile
+	@sed -n '3,20p' Makefile

@@ -28,15 +28,19 @@ $(BUILD)/tidald: $(TIDALD_OBJ) $(BUILD)/libtidal-agent.a \
 
 NODE_TARGETS += $(BUILD)/tidald
 
-# make install: the daemon in sbin, its systemd unit beside the others.
-SYSTEMD_UNIT_DIR ?= /etc/systemd/system
+# make install: the daemon in sbin, its systemd unit where packages put
+# theirs ($(prefix)/lib/systemd/system; systemd also reads
+# /usr/local/lib/systemd/system), never /etc/systemd/system, which is the
+# administrator's.
+SYSTEMD_UNIT_DIR ?= $(prefix)/lib/systemd/system
 .PHONY: install-tidald
 install: install-tidald
 install-tidald: $(BUILD)/tidald
-	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(SYSTEMD_UNIT_DIR)
-	install -m 755 $(BUILD)/tidald $(DESTDIR)$(PREFIX)/sbin/tidald
-	sed 's|/usr/local/sbin/tidald|$(PREFIX)/sbin/tidald|' conf/tidald.service \
+	install -d $(DESTDIR)$(sbindir) $(DESTDIR)$(SYSTEMD_UNIT_DIR)
+	install -m 755 $(BUILD)/tidald $(DESTDIR)$(sbindir)/tidald
+	sed 's|/usr/local/sbin/tidald|$(sbindir)/tidald|' conf/tidald.service \
 		>$(DESTDIR)$(SYSTEMD_UNIT_DIR)/tidald.service
+	chmod 644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/tidald.service
 # ---- end of tidald (AGENT) ------------------------------------------------
 
 # ---- tidal-topo (TOPO) ----------------------------------------------------

@@ -11,7 +11,8 @@
 # unless a second Slurm's build puts its own beside (tests/slurm24.mk).
 PLUGIN_OUT ?= $(BUILD)
 PLUGIN_CFLAGS := -std=gnu11 $(OPT) -Wall -Wextra -Wno-unused-parameter \
-	-Wno-sign-compare -Wno-missing-field-initializers -fPIC $(SANFLAGS) -I.
+	-Wno-sign-compare -Wno-missing-field-initializers -fPIC $(SANFLAGS) -I. \
+	$(CPPFLAGS) $(CFLAGS)
 # config.mk names the chosen Slurm's slurmctld and sbatch.
 SLURMCTLD ?= /usr/sbin/slurmctld
 
