@@ -37,6 +37,7 @@ readonly PACKAGES=(
 	python3                                # tests' wire clients (JSON over sockets)
 	groff-base                             # man pages checked for warnings
 	expect                                 # Slurm's own regression suite (make check-slurm)
+	debhelper lintian fakeroot             # make deb: the packages, checked
 )
 
 # What Slurm's own ./configure needs with Debian's flags (see debian/rules of

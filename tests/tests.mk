@@ -9,6 +9,10 @@
 #   check-cluster-24  the same on Slurm 24.11, built from Debian 13's
 #                  source (tests/slurm24.mk)
 #   check-node     tidal-train, tidal-launch, tidald (tests/node)
+#   check-deb      the Debian packages (make deb) built from this tree and
+#                  checked: files, exact Slurm dependency, lintian
+#                  (tests/pkg/test_deb.sh); make install's prefixes
+#                  (tests/pkg/test_install.sh)
 #   check-slurm-quick  a part of Slurm's own regression suite under
 #                  sched/backfill and sched/tidal (tests/slurm/quick.list);
 #                  make check-slurm runs all of tests/slurm/tests.list
@@ -46,7 +50,7 @@ include tests/fuzz/fuzz.mk
 # both Slurm versions, the node side) is built once before them
 # (check-cluster-prep), so that the two makes never build the same file.
 CHECK_TIERS := check-emu check-cluster-prep check-cluster+check-cluster-24 \
-	check-slurm-quick check-node check-unit check-fuzz check-sim
+	check-slurm-quick check-node check-unit check-fuzz check-sim check-deb
 check: check-build
 	@tests/run-tiers.sh "$(MAKE)" $(CHECK_TIERS)
 
@@ -56,6 +60,10 @@ check-cluster-prep: slurm24 plugin node
 check-build:
 	@$(MAKE) --no-print-directory $(BUILD)/tidal-sim $(UNIT_BIN) $(NODE_TARGETS) $(NODE_UNIT_BIN) \
 		$(if $(filter 1,$(HAVE_LIBFUZZER)),$(FUZZ_BIN))
+
+.PHONY: check-deb
+check-deb: | $(BUILD)/.deps
+	@BUILD=$(BUILD) tests/run-scripts.sh check-deb tests/pkg/test_*.sh
 
 check-unit: $(UNIT_BIN)
 	@rc=0; tests/run-unit.sh $(UNIT_BIN) || rc=1; \
