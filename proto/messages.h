@@ -445,7 +445,7 @@ struct CkptDone {
 /* ==== tidalctl -> sched/tidal (plugin/sched/ctl_engine.cc) ==== */
 
 /*
- *   {"v":1,"op":"show","what":"jobs|nodes|policy|decisions"}
+ *   {"v":1,"op":"show","what":"jobs|nodes|policy|config|decisions"}
  *   {"v":1,"op":"show","what":"job","id":12}
  *   {"v":1,"op":"explain","id":12}
  *   {"v":1,"op":"set","what":"policy","policy":"sjf"}   root/SlurmUser

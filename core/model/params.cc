@@ -88,6 +88,12 @@ void Params::ask(const std::string &key) const
 	asked_.emplace(lower(key), key);
 }
 
+void Params::ask(const std::string &key, const std::string &def) const
+{
+	ask(key);
+	defaults_[lower(key)] = def;
+}
+
 bool Params::has(const std::string &key) const
 {
 	ask(key);
@@ -113,6 +119,39 @@ void Params::merge(const Params &other)
 void Params::add_asked(const Params &other)
 {
 	asked_.insert(other.asked_.begin(), other.asked_.end());
+	defaults_.insert(other.defaults_.begin(), other.defaults_.end());
+}
+
+std::vector<Params::Setting> Params::settings() const
+{
+	std::map<std::string, Setting> all;
+	for (const auto &[k, spelled] : asked_) {
+		Setting &s = all[k];
+		s.key = spelled;
+		auto d = defaults_.find(k);
+		s.value = d == defaults_.end() ? "" : d->second;
+		s.source = "default";
+	}
+	for (const auto &[k, v] : kv_) {
+		Setting &s = all[k];
+		const Source &src = src_.at(k);
+		if (s.key.empty()) {
+			s.key = src.key;
+			s.read = false;
+		}
+		s.source = src.origin.empty() ? origin_ : src.origin;
+		auto r = rejected_.find(k);
+		if (r == rejected_.end()) {
+			s.value = v;
+		} else {
+			s.value = r->second;
+			s.rejected = v;
+		}
+	}
+	std::vector<Setting> out;
+	for (auto &[k, s] : all)
+		out.push_back(std::move(s));
+	return out;
 }
 
 std::vector<std::string> Params::asked() const
@@ -178,7 +217,7 @@ std::vector<std::string> Params::errors_using_defaults() const
 std::string Params::get_str(const std::string &key,
 			    const std::string &def) const
 {
-	ask(key);
+	ask(key, def);
 	auto it = kv_.find(lower(key));
 	return it == kv_.end() ? def : it->second;
 }
@@ -199,7 +238,7 @@ static bool parse_double(const std::string &s, double *out)
 double Params::get_double(const std::string &key, double def, double min,
 			  double max) const
 {
-	ask(key);
+	ask(key, num(def));
 	auto it = kv_.find(lower(key));
 	if (it == kv_.end())
 		return def;
@@ -217,7 +256,7 @@ double Params::get_double(const std::string &key, double def, double min,
 long Params::get_long(const std::string &key, long def, long min,
 		      long max) const
 {
-	ask(key);
+	ask(key, std::to_string(def));
 	auto it = kv_.find(lower(key));
 	if (it == kv_.end())
 		return def;
@@ -236,7 +275,7 @@ long Params::get_long(const std::string &key, long def, long min,
 
 bool Params::get_bool(const std::string &key, bool def) const
 {
-	ask(key);
+	ask(key, def ? "yes" : "no");
 	auto it = kv_.find(lower(key));
 	if (it == kv_.end())
 		return def;
@@ -255,7 +294,10 @@ std::vector<double> Params::get_list(const std::string &key,
 				     const std::vector<double> &def,
 				     double min, double max) const
 {
-	ask(key);
+	std::string d;
+	for (double x : def)
+		d += (d.empty() ? "" : ",") + num(x);
+	ask(key, d);
 	auto it = kv_.find(lower(key));
 	if (it == kv_.end())
 		return def;
@@ -271,9 +313,6 @@ std::vector<double> Params::get_list(const std::string &key,
 		std::string item = trim(s.substr(start, comma - start));
 		double v;
 		if (!parse_double(item, &v) || v < min || v > max) {
-			std::string d;
-			for (double x : def)
-				d += (d.empty() ? "" : ",") + num(x);
 			error(key, "must be a comma separated list of numbers "
 				   "in [" + num(min) + ", " + num(max) + "]",
 			      "using the default " +
@@ -291,7 +330,7 @@ std::vector<double> Params::get_list(const std::string &key,
 std::string Params::get_choice(const std::string &key, const std::string &def,
 			       const std::vector<std::string> &choices) const
 {
-	ask(key);
+	ask(key, def);
 	auto it = kv_.find(lower(key));
 	if (it == kv_.end())
 		return def;

@@ -96,8 +96,23 @@ public:
 	/* Keys callers asked for, spelled as they asked. */
 	std::vector<std::string> asked() const;
 	/* Count what was asked of OTHER (a copy of this object that a policy
-	 * read) as asked of this one too. */
+	 * read) as asked of this one too, with the defaults it used. */
 	void add_asked(const Params &other);
+
+	/* One key as it is in force (tidalctl show config). */
+	struct Setting {
+		std::string key;    /* as asked for, else as written */
+		std::string value;  /* in force: as given, or the default
+				     * ("" for a reader without one) */
+		std::string source; /* ORIGIN ("tidal.conf:3") where it was
+				     * set, else "default" */
+		std::string rejected; /* the value given, when a getter
+				       * refused it and the default is in
+				       * force; else "" */
+		bool read = true;     /* false: set, and nobody read it */
+	};
+	/* Every key that was set or asked for, in key order. */
+	std::vector<Setting> settings() const;
 
 private:
 	struct Source {
@@ -105,6 +120,8 @@ private:
 		std::string origin; /* file:line, option, or "" */
 	};
 	void ask(const std::string &key) const;
+	/* ask(), noting DEF as the value in force when KEY is not set. */
+	void ask(const std::string &key, const std::string &def) const;
 	std::string pair(const std::string &lkey) const;
 	void error(const std::string &key, const std::string &rule,
 		   const std::string &fallback) const;
@@ -117,6 +134,8 @@ private:
 	/* lower-cased -> as the caller spelled it */
 	mutable std::map<std::string, std::string> asked_;
 	mutable std::map<std::string, std::string> rejected_;
+	/* lower-cased -> the default its getter was given, as text */
+	mutable std::map<std::string, std::string> defaults_;
 };
 
 std::string lower(std::string s);

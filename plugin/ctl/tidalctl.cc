@@ -51,7 +51,7 @@ constexpr int kDefaultMessageTimeout = 10; /* slurm.conf(5)'s, seconds */
 
 const char *const kUsage =
 	"usage: tidalctl [-o|--oneliner] [--json] show jobs|job ID|"
-	"nodes|policy|decisions\n"
+	"nodes|policy|config|decisions\n"
 	"       tidalctl [-o] [--json] explain JOBID\n"
 	"       tidalctl set policy NAME   (root or SlurmUser)\n"
 	"       tidalctl -h|--help|-V|--version\n";
@@ -362,14 +362,14 @@ tidal::wire::CtlRequest build_request(const std::vector<std::string> &words)
 	};
 	if (cmd == "show") {
 		static const std::set<std::string> what = {
-			"jobs", "job", "nodes", "policy", "decisions"};
+			"jobs", "job", "nodes", "policy", "config", "decisions"};
 		if (n < 2)
-			usage_error("show what? jobs, job ID, nodes, policy or "
-				    "decisions");
+			usage_error("show what? jobs, job ID, nodes, policy, "
+				    "config or decisions");
 		if (!what.count(words[1]))
 			usage_error("show: '" + words[1] +
 				    "' is not one of jobs, job ID, nodes, "
-				    "policy, decisions");
+				    "policy, config, decisions");
 		req.op = "show";
 		req.what = words[1];
 		if (words[1] == "job") {

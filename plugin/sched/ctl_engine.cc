@@ -10,6 +10,7 @@
  *   {"v":1,"op":"show","what":"nodes"}         GPUs per node, agents
  *   {"v":1,"op":"show","what":"policy"}
  *   {"v":1,"op":"show","what":"decisions"}
+ *   {"v":1,"op":"show","what":"config"}        tidal.conf in force
  *   {"v":1,"op":"explain","id":12}
  *   {"v":1,"op":"set","what":"policy","policy":"sjf"}   admin only
  *
@@ -275,6 +276,22 @@ std::string Engine::handle(const std::string &request, std::uint32_t uid,
 		put_str(o, "Parameters", kv);
 		put_str(o, "Rejected", bad);
 		records.push_back(o);
+	} else if (op == "show" && what == "config") {
+		/* Each key that tidal.conf set or a reader asked for: the
+		 * value in force and where it came from (the file and line,
+		 * or the default); a rejected value beside the default used
+		 * instead; a key no reader of this policy reads, marked. */
+		for (const Params::Setting &s : params_.settings()) {
+			wire::CtlRecord o;
+			put_str(o, "Key", s.key);
+			put_str(o, "Value", s.value);
+			put_str(o, "Source", s.source);
+			put_str(o, "Rejected", s.rejected);
+			put_str(o, "Read", s.read ? "yes"
+						  : "no (Policy=" + name_ +
+							    " does not read it)");
+			records.push_back(o);
+		}
 	} else if (op == "show" && what == "nodes") {
 		for (const NodeView &n : last_.nodes)
 			records.push_back(node_record(n, uid, admin,
@@ -284,7 +301,7 @@ std::string Engine::handle(const std::string &request, std::uint32_t uid,
 		if (op == "show" && what != "jobs" && what != "job" &&
 		    what != "decisions") {
 			return error_line("show what? jobs, job ID, nodes, "
-					  "policy or decisions");
+					  "policy, config or decisions");
 		}
 		for (const JobView &v : last_.jobs) {
 			if (one && v.job.id != id)

@@ -94,6 +94,16 @@ out=$("$TIDALCTL" -o show policy); echo "$out"
 check "a rejected CycleInterval=abc: the 2 s in force is shown" \
 	grep -q "CycleInterval=2 .*Parameters=.*cycleinterval=2[,\ ]" <<<"$out"
 check "and the rejected value apart" grep -q "Rejected=cycleinterval=abc" <<<"$out"
+out=$("$TIDALCTL" -o show config); echo "$out"
+conf_re="$(printf '%s' "$T/etc/tidal.conf" | sed 's/[.[\*^$]/\\&/g')"
+check "show config: Policy from tidal.conf's line 1" \
+	grep -q "^Key=Policy Value=fifo Source=$conf_re:1 Rejected=None Read=yes" <<<"$out"
+check "show config: CycleInterval=abc rejected, the default 2 in force" \
+	grep -q "^Key=CycleInterval Value=2 Source=$conf_re:2 Rejected=abc Read=yes" <<<"$out"
+check "show config: CheckpointTimeout not set, its default 30" \
+	grep -q "^Key=CheckpointTimeout Value=30 Source=default Rejected=None Read=yes" <<<"$out"
+check "show config: Tiresias.Thresholds, which fifo does not read" \
+	grep -q "^Key=Tiresias.Thresholds Value=3600,36000 Source=$conf_re:3 Rejected=None Read=no (Policy=fifo does not read it)" <<<"$out"
 
 # ---- exit status: 2 for usage errors, 1 for the rest (tidalctl(1))
 fails() { # fails RC MESSAGE COMMAND...: exits RC, MESSAGE on stderr
@@ -102,7 +112,7 @@ fails() { # fails RC MESSAGE COMMAND...: exits RC, MESSAGE on stderr
 	echo "   rc=$rc: $(head -2 <<<"$out" | tr '\n' ' ')"
 	[ "$rc" -eq "$want_rc" ] && grep -qF -- "$want" <<<"$out"
 }
-check "usage: show foo exits 2" fails 2 "show: 'foo' is not one of jobs, job ID, nodes, policy, decisions" "$TIDALCTL" show foo
+check "usage: show foo exits 2" fails 2 "show: 'foo' is not one of jobs, job ID, nodes, policy, config, decisions" "$TIDALCTL" show foo
 check "usage: show alone exits 2" fails 2 "show what?" "$TIDALCTL" show
 check "usage: show job abc exits 2" fails 2 "show job: 'abc' is not a job id" "$TIDALCTL" show job abc
 check "usage: explain without a job exits 2" fails 2 "explain: which job?" "$TIDALCTL" explain

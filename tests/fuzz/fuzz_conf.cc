@@ -8,8 +8,8 @@
  *
  * The input is the whole file.  A refused file is a normal outcome; what
  * is taken must be in range, the parsed pairs written back as Key=Value
- * lines must parse to the same pairs, and `tidalctl show policy` must
- * answer.
+ * lines must parse to the same pairs, and `tidalctl show policy` and
+ * `show config` must answer.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -105,14 +105,16 @@ static void check_engine(const std::string &text)
 		    !*tidal_engine_policy())
 			std::abort();
 	}
-	char *r = tidal_engine_request(
-		"{\"version\":1,\"op\":\"show\",\"what\":\"policy\"}", 0, 1, 0,
-		nullptr);
-	json_object *o = r ? json_tokener_parse(r) : nullptr;
-	if (!o)
-		std::abort();
-	json_object_put(o);
-	std::free(r);
+	for (const char *req :
+	     { "{\"version\":1,\"op\":\"show\",\"what\":\"policy\"}",
+	       "{\"version\":1,\"op\":\"show\",\"what\":\"config\"}" }) {
+		char *r = tidal_engine_request(req, 0, 1, 0, nullptr);
+		json_object *o = r ? json_tokener_parse(r) : nullptr;
+		if (!o)
+			std::abort();
+		json_object_put(o);
+		std::free(r);
+	}
 }
 
 static void check_conf_value(const std::string &text)

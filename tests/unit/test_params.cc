@@ -307,6 +307,40 @@ static void test_rejected_in_force(void **)
 	assert_int_equal(q.get_long("Port", 6829, 0, 65535), 7000);
 }
 
+/* settings(): each key in force, with where it came from. */
+static void test_settings_in_force(void **)
+{
+	Params p = Params::parse("Policy=tiresias\n"
+				 "CycleInterval=abc\n"
+				 "Muri.Other=1\n",
+				 "tidal.conf");
+	(void)p.get_str("Policy", "fifo");
+	(void)p.get_double("CycleInterval", 2, 0.1, 3600);
+	(void)p.get_long("CtlPort", 6829, 0, 65535);
+	(void)p.get_list("Tiresias.Thresholds", {3600, 36000}, 0, 1e9);
+	(void)p.has("CtlHost");
+	Params policy_read;
+	(void)policy_read.get_bool("Tiresias.Aging", false);
+	p.add_asked(policy_read);
+	std::vector<Params::Setting> s = p.settings();
+	assert_int_equal(s.size(), 7); /* in lower-cased key order */
+	auto at = [&](size_t i, const char *key, const char *value,
+		      const char *source, const char *rejected, bool read) {
+		assert_string_equal(s[i].key.c_str(), key);
+		assert_string_equal(s[i].value.c_str(), value);
+		assert_string_equal(s[i].source.c_str(), source);
+		assert_string_equal(s[i].rejected.c_str(), rejected);
+		assert_true(s[i].read == read);
+	};
+	at(0, "CtlHost", "", "default", "", true); /* has(): no default */
+	at(1, "CtlPort", "6829", "default", "", true);
+	at(2, "CycleInterval", "2", "tidal.conf:2", "abc", true);
+	at(3, "Muri.Other", "1", "tidal.conf:3", "", false);
+	at(4, "Policy", "tiresias", "tidal.conf:1", "", true);
+	at(5, "Tiresias.Aging", "no", "default", "", true);
+	at(6, "Tiresias.Thresholds", "3600,36000", "default", "", true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -319,6 +353,7 @@ int main(void)
 		cmocka_unit_test(test_get_list),
 		cmocka_unit_test(test_get_choice),
 		cmocka_unit_test(test_rejected_in_force),
+		cmocka_unit_test(test_settings_in_force),
 		cmocka_unit_test(test_errors_with_and_without_fallback),
 		cmocka_unit_test(test_errors_name_origin),
 		cmocka_unit_test(test_invalid),
