@@ -190,6 +190,7 @@ sbindir ?= $(exec_prefix)/sbin
 datarootdir ?= $(prefix)/share
 mandir ?= $(datarootdir)/man
 docdir ?= $(datarootdir)/doc/tidal
+bashcompdir ?= $(datarootdir)/bash-completion/completions
 # The examples an administrator starts from; the installed tree never
 # holds a live configuration (that is /etc/slurm's, and the admin's).
 CONF_EXAMPLES := conf/tidal.conf conf/plugstack.conf conf/gres.conf \
@@ -207,6 +208,10 @@ install: all
 	for m in man/man*/*.[1-8]; do \
 		s=$${m##*.}; install -d $(DESTDIR)$(mandir)/man$$s; \
 		install -m 644 $$m $(DESTDIR)$(mandir)/man$$s/; done
+	install -d $(DESTDIR)$(bashcompdir)
+	install -m 644 completion/tidal-sim.bash $(DESTDIR)$(bashcompdir)/tidal-sim
+	[ ! -x $(BUILD)/tidalctl ] || \
+		install -m 644 completion/tidalctl.bash $(DESTDIR)$(bashcompdir)/tidalctl
 	install -d $(DESTDIR)$(docdir)/examples
 	install -m 644 README.md $(DESTDIR)$(docdir)/
 	install -m 644 $(CONF_EXAMPLES) $(DESTDIR)$(docdir)/examples/

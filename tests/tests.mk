@@ -12,7 +12,8 @@
 #   check-deb      the Debian packages (make deb) built from this tree and
 #                  checked: files, exact Slurm dependency, lintian
 #                  (tests/pkg/test_deb.sh); make install's prefixes
-#                  (tests/pkg/test_install.sh)
+#                  (tests/pkg/test_install.sh); the bash completions
+#                  (tests/pkg/test_completion.sh)
 #   check-slurm-quick  a part of Slurm's own regression suite under
 #                  sched/backfill and sched/tidal (tests/slurm/quick.list);
 #                  make check-slurm runs all of tests/slurm/tests.list

@@ -71,7 +71,9 @@ expect_node() {
 expect_tools() {
 	docs tidal-tools
 	printf '%s\n' /usr/bin/tidalctl /usr/bin/tidal-sim \
-		/usr/share/man/man1/tidalctl.1.gz /usr/share/man/man1/tidal-sim.1.gz
+		/usr/share/man/man1/tidalctl.1.gz /usr/share/man/man1/tidal-sim.1.gz \
+		/usr/share/bash-completion/completions/tidalctl \
+		/usr/share/bash-completion/completions/tidal-sim
 }
 
 for p in slurmctld node tools; do

@@ -33,6 +33,8 @@ want() {
 		echo "$p/share/man/man${m##*.}/$(basename "$m")"
 	done
 	echo "$p/share/doc/tidal/README.md"
+	echo "$p/share/bash-completion/completions/tidal-sim"
+	[ ! -x "$here/$BUILD/tidalctl" ] || echo "$p/share/bash-completion/completions/tidalctl"
 	for f in tidal.conf plugstack.conf gres.conf slurm.conf topology.conf \
 		tidald.default; do
 		echo "$p/share/doc/tidal/examples/$f"
