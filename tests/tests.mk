@@ -13,7 +13,9 @@
 #                  checked: files, exact Slurm dependency, lintian
 #                  (tests/pkg/test_deb.sh); make install's prefixes
 #                  (tests/pkg/test_install.sh); the bash completions
-#                  (tests/pkg/test_completion.sh)
+#                  (tests/pkg/test_completion.sh); the packages installed,
+#                  cluster scripts run on the installed files, purged
+#                  (tests/pkg/test_installed.sh)
 #   check-slurm-quick  a part of Slurm's own regression suite under
 #                  sched/backfill and sched/tidal (tests/slurm/quick.list);
 #                  make check-slurm runs all of tests/slurm/tests.list

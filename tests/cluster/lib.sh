@@ -53,7 +53,9 @@ if [ -n "${SLURM_PREFIX:-}" ]; then
 	PATH=$SLURM_PREFIX/bin:$SLURM_PREFIX/sbin:$PATH
 	SLURM_PLUGINS=$SLURM_PREFIX/lib/slurm
 fi
-# Where slurmctld finds sched_tidal.so (spank_tidal.so is named by path).
+# Where slurmctld finds sched_tidal.so (spank_tidal.so is named by path):
+# first in PluginDir, so that a sched_tidal.so installed beside Slurm's own
+# plugins (the tidal-slurmctld package) never stands in for this one.
 SCHED_DIR=$PLUGIN_ABS
 [ -z "${SAN_PLUGIN:-}" ] || SCHED_DIR=$(cd "$SAN_PLUGIN" 2>/dev/null && pwd)
 NODES="n1 n2 n3 n4"
@@ -150,7 +152,7 @@ SlurmctldLogFile=$T/log/slurmctld.log
 SlurmdLogFile=$T/log/slurmd-%n.log
 SlurmctldDebug=debug
 SlurmdDebug=info
-PluginDir=$SLURM_PLUGINS:$SCHED_DIR
+PluginDir=$SCHED_DIR:$SLURM_PLUGINS
 PlugStackConfig=$T/etc/plugstack.conf
 SchedulerType=${SCHED_TYPE:-sched/tidal}
 ${SCHED_PARAMS-SchedulerParameters=defer,sched_interval=-1}
