@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # scripts/deb.sh - build Tidal's Debian packages for the installed Slurm
-# (make deb): tidal-slurmctld, tidal-node, tidal-tools (debian/control).
+# (make deb): tidal-slurmctld, tidal-spank, tidal-node, tidal-tools
+# (debian/control).
 #
 # The tree as it is now (tracked files and untracked ones git does not
 # ignore) is copied to OUT/tidal-VERSION and built there with

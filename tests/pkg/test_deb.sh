@@ -53,12 +53,16 @@ expect_slurmctld() {
 	docs tidal-slurmctld
 	printf '%s\n' \
 		"/usr/lib/$multiarch/slurm-wlm/sched_tidal.so" \
-		"/usr/lib/$multiarch/slurm-wlm/spank_tidal.so" \
 		/usr/share/man/man5/tidal.conf.5.gz /usr/share/man/man7/tidal.7.gz \
 		/usr/share/man/man8/sched_tidal.8.gz
-	for f in tidal.conf plugstack.conf gres.conf slurm.conf topology.conf; do
+	for f in tidal.conf gres.conf slurm.conf topology.conf; do
 		echo "/usr/share/doc/tidal-slurmctld/examples/$f"
 	done
+}
+expect_spank() {
+	docs tidal-spank
+	printf '%s\n' "/usr/lib/$multiarch/slurm-wlm/spank_tidal.so" \
+		/usr/share/doc/tidal-spank/examples/plugstack.conf
 }
 expect_node() {
 	docs tidal-node
@@ -76,7 +80,7 @@ expect_tools() {
 		/usr/share/bash-completion/completions/tidal-sim
 }
 
-for p in slurmctld node tools; do
+for p in slurmctld spank node tools; do
 	pkg=tidal-$p
 	deb=$out/${pkg}_${version}_${arch}.deb
 	if [ ! -f "$deb" ]; then
@@ -96,8 +100,8 @@ done
 
 # Each package names the exact Slurm it was built against.
 depends() { dpkg-deb -f "$out/${1}_${version}_${arch}.deb" Depends; }
-for pair in "tidal-slurmctld slurmctld" "tidal-node slurmd" \
-	"tidal-tools $libslurm"; do
+for pair in "tidal-slurmctld slurmctld" "tidal-spank $libslurm" \
+	"tidal-node slurmd" "tidal-tools $libslurm"; do
 	set -- $pair
 	d=$(depends "$1")
 	if grep -qF "$2 (= $slurm)" <<<"$d"; then

@@ -26,7 +26,7 @@ skip() { echo "skip - $*"; finish; }
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
 [ "$(id -u)" -eq 0 ] || skip "not root: installing packages needs root"
-pkgs="tidal-slurmctld tidal-node tidal-tools"
+pkgs="tidal-slurmctld tidal-spank tidal-node tidal-tools"
 for p in $pkgs; do
 	st=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null)
 	[[ $st != i* ]] || skip "$p is installed already; this test installs and purges its own"
@@ -55,7 +55,7 @@ trap purge EXIT
 
 if DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
 	"${debs[@]}" </dev/null >"$W/install.log" 2>&1; then
-	ok "apt-get install of the three packages"
+	ok "apt-get install of the four packages"
 else
 	bad "apt-get install failed: $(tail -5 "$W/install.log")"
 	finish
