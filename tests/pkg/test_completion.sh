@@ -8,19 +8,10 @@
 # GPL-2.0-or-later.
 set -uo pipefail
 NAME=test_completion
-BUILD=${BUILD:-build}
-PASSED=0 FAILED=0
-ok() { PASSED=$((PASSED + 1)); echo "ok   - $*"; }
-bad() { FAILED=$((FAILED + 1)); echo "FAIL - $*"; }
-finish() { echo "$NAME: $PASSED passed, $FAILED failed"; [ "$FAILED" -eq 0 ]; exit $?; }
-
-here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/lib.sh"
 bin=$(cd "$here/$BUILD" && pwd)
 for p in tidal-sim tidalctl; do
-	if [ ! -x "$bin/$p" ]; then
-		echo "skip - $bin/$p is not built"
-		finish
-	fi
+	[ -x "$bin/$p" ] || skip "$bin/$p is not built"
 done
 export PATH=$bin:$PATH
 

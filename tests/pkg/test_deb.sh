@@ -10,13 +10,7 @@
 # GPL-2.0-or-later.
 set -uo pipefail
 NAME=test_deb
-BUILD=${BUILD:-build}
-PASSED=0 FAILED=0
-ok() { PASSED=$((PASSED + 1)); echo "ok   - $*"; }
-bad() { FAILED=$((FAILED + 1)); echo "FAIL - $*"; }
-finish() { echo "$NAME: $PASSED passed, $FAILED failed"; [ "$FAILED" -eq 0 ]; exit $?; }
-
-here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/lib.sh"
 version=$(dpkg-parsechangelog -l "$here/debian/changelog" -S Version)
 arch=$(dpkg --print-architecture)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)

@@ -8,13 +8,7 @@
 # GPL-2.0-or-later.
 set -uo pipefail
 NAME=test_install
-BUILD=${BUILD:-build}
-PASSED=0 FAILED=0
-ok() { PASSED=$((PASSED + 1)); echo "ok   - $*"; }
-bad() { FAILED=$((FAILED + 1)); echo "FAIL - $*"; }
-finish() { echo "$NAME: $PASSED passed, $FAILED failed"; [ "$FAILED" -eq 0 ]; exit $?; }
-
-here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/lib.sh"
 plugindir=$(sed -n 's/^SLURM_PLUGIN_DIR = //p' "$here/config.mk")
 W=$(mktemp -d /tmp/tidal-test-install.XXXXXX)
 trap 'rm -rf "$W"' EXIT

@@ -17,14 +17,7 @@
 # GPL-2.0-or-later.
 set -uo pipefail
 NAME=test_installed
-BUILD=${BUILD:-build}
-PASSED=0 FAILED=0
-ok() { PASSED=$((PASSED + 1)); echo "ok   - $*"; }
-bad() { FAILED=$((FAILED + 1)); echo "FAIL - $*"; }
-finish() { echo "$NAME: $PASSED passed, $FAILED failed"; [ "$FAILED" -eq 0 ]; exit $?; }
-skip() { echo "skip - $*"; finish; }
-
-here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/lib.sh"
 [ "$(id -u)" -eq 0 ] || skip "not root: installing packages needs root"
 pkgs="tidal-slurmctld tidal-spank tidal-node tidal-tools"
 for p in $pkgs; do
