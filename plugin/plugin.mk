@@ -19,7 +19,7 @@ SLURMCTLD ?= /usr/sbin/slurmctld
 SCHED_C := plugin/sched/sched_tidal.c plugin/sched/snapshot.c \
 	plugin/sched/apply.c plugin/sched/ctl_server.c plugin/sched/resize.c \
 	plugin/sched/state.c plugin/sched/slurm_compat.c \
-	plugin/sched/share.c
+	plugin/sched/share.c plugin/sched/account.c
 SCHED_CC := plugin/sched/engine.cc plugin/sched/ctl_engine.cc $(AGENTS_SRC)
 SCHED_OBJ := $(SCHED_C:%.c=$(PLUGIN_OUT)/obj/%.o) $(SCHED_CC:%.cc=$(BUILD)/obj/%.o) \
 	$(BUILD)/obj/plugin/common/options.o

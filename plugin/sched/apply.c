@@ -146,6 +146,7 @@ static int _start(job_record_t *job_ptr, bitstr_t *ok, job_record_t *partner,
 		return rc;
 	}
 	last_job_update = time(NULL);
+	tidal_account_started(job_ptr);
 	if (partner && !tidal_share_with(job_ptr, partner))
 		error("sched/tidal: %pJ was to share the GPUs of %pJ, and "
 		      "Slurm gave it others",
@@ -187,6 +188,8 @@ extern void tidal_set_reason(job_record_t *job_ptr, const char *prefix,
 	xfree(job_ptr->state_desc);
 	job_ptr->state_desc = desc;
 	last_job_update = time(NULL);
+	if (!strcmp(prefix, TIDAL_REJECT_PREFIX))
+		tidal_account_rejected(job_ptr, why);
 }
 
 static bool _still_pending(job_record_t *job_ptr, time_t now)
@@ -714,6 +717,7 @@ static void _apply_preempt(const tidal_snap_t *snap, const tidal_decision_t *d,
 		return;
 	}
 	info("sched/tidal: requeued %pJ: %s", job_ptr, d->reason);
+	tidal_account_requeued(job_ptr, true);
 	tidal_note_requeue(job_ptr->job_id, time(NULL));
 	if (job_ptr->het_job_list) {
 		list_itr_t *it = list_iterator_create(job_ptr->het_job_list);
@@ -800,6 +804,8 @@ static void _apply_reject(const tidal_decision_t *d, job_record_t *job_ptr,
 		tidal_set_reason(job_ptr, TIDAL_REJECT_PREFIX, d->reason);
 		return;
 	}
+	/* Before the cancel, which sends the AdminComment to slurmdbd. */
+	tidal_account_rejected(job_ptr, d->reason);
 	rc = job_signal(job_ptr, SIGKILL, 0, 0, false);
 	info("sched/tidal: cancelled %pJ: %s%s%s", job_ptr, d->reason,
 	     rc ? ": " : "", rc ? slurm_strerror(rc) : "");
@@ -1041,6 +1047,7 @@ extern int tidal_plan_apply(const tidal_snap_t *snap, const tidal_plan_t *plan,
 
 	if (todo.plan != plan || todo.decisions != plan->d)
 		_prepare(snap, plan, conf->reject_cancel);
+	tidal_account_configure(conf);
 	tidal_share_refresh(); /* jobs may have ended since the snapshot */
 	/* Preemptions first: they free the GPUs the starts were planned on
 	 * only once the job has completed, so their starts wait a cycle. */

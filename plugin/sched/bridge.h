@@ -128,7 +128,11 @@ typedef struct {
 	int resize_signal;         /* sent to the batch step; 0 = none */
 	double checkpoint_timeout; /* seconds between signal and requeue */
 	int reject_cancel;         /* infeasible jobs: 1 cancel, 0 hold */
+	int acct_comment;          /* TIDAL_ACCT_*: where sacct shows Tidal's
+				    * decisions (account.c) */
 } tidal_apply_conf_t;
+
+enum { TIDAL_ACCT_NONE = 0, TIDAL_ACCT_ADMIN = 1 };
 
 /* ---- engine.cc (C++, no Slurm) ---- */
 

@@ -88,6 +88,10 @@ int Engine::configure(const std::string &text, const std::string &origin,
 	ac.checkpoint_timeout = p.get_double("CheckpointTimeout", 30, 0, 86400);
 	ac.reject_cancel = p.get_choice("RejectAction", "hold",
 					{"hold", "cancel"}) == "cancel";
+	ac.acct_comment = p.get_choice("AccountingComment", "admin",
+				       {"admin", "none"}) == "none"
+				  ? TIDAL_ACCT_NONE
+				  : TIDAL_ACCT_ADMIN;
 	p.has("CtlHost"); /* tidalctl's and tidald's (proto/wire.cc) */
 	std::string fatal;
 	auto add = [](std::string *to, const std::string &line) {

@@ -143,7 +143,8 @@ private:
 	std::string name_;
 	double interval_ = 2;
 	int ctl_port_ = TIDAL_CTL_PORT;
-	tidal_apply_conf_t apply_conf_ = {10, 30, 0}; /* SIGUSR1, 30 s, hold */
+	/* SIGUSR1, 30 s, hold, AdminComment */
+	tidal_apply_conf_t apply_conf_ = {10, 30, 0, TIDAL_ACCT_ADMIN};
 	std::vector<std::string> node_names_;
 	std::unordered_map<std::uint32_t, JobMemo> memo_;
 	std::uint64_t next_seq_ = 0;

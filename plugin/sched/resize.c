@@ -615,6 +615,7 @@ static void _requeued_by_slurm(job_record_t *job_ptr, tidal_resize_t *r,
 		 "checkpoint it can reach",
 		 r->gpus);
 	tidal_agent_note(r->job, (double)now, note);
+	tidal_account_requeued(job_ptr, r->request_set == TIDAL_RQ_KEEP);
 	if (r->cmd)
 		tidal_agent_cancel(r->cmd);
 	tidal_note_requeue(job_ptr->job_id, now);
@@ -692,6 +693,8 @@ static bool _resize_step(tidal_resize_t *r, const tidal_apply_conf_t *conf,
 			      job_ptr, slurm_strerror(rc));
 			return false;
 		}
+		tidal_account_requeued(job_ptr,
+				       r->request_set == TIDAL_RQ_KEEP);
 		if (r->request_set == TIDAL_RQ_KEEP) {
 			info("sched/tidal: preemption of %pJ: requeued",
 			     job_ptr);

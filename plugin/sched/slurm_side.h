@@ -96,6 +96,15 @@ int tidal_plan_apply_reasons(const tidal_snap_t *snap,
 /* Reasons left to write for PLAN (no lock needed: the cycle thread's). */
 int tidal_plan_reasons_left(const tidal_plan_t *plan);
 
+/* ---- account.c: Tidal's decisions in AdminComment (job write lock) ----
+ * tidal_account_configure() at the start of each apply; the others when
+ * JOB_PTR started, was requeued by Tidal to resize or (PREEMPTED) to
+ * preempt it, or was rejected for WHY. */
+void tidal_account_configure(const tidal_apply_conf_t *conf);
+void tidal_account_started(job_record_t *job_ptr);
+void tidal_account_requeued(job_record_t *job_ptr, bool preempted);
+void tidal_account_rejected(job_record_t *job_ptr, const char *why);
+
 /* ---- resize.c: jobs in transit (requeued by Tidal, being resized) ---- */
 
 enum { TIDAL_RS_CHECKPOINT = 0, TIDAL_RS_REQUEUED = 1 };

@@ -3,7 +3,8 @@
 # the policy switched by rewriting tidal.conf and `scontrol reconfigure`.
 #
 # EDF:      F (32 GPUs, no deadline) runs; D (8 GPUs, --deadline) arrives:
-#           F is requeued, D runs, F waits with a TidalHold reason.
+#           F is requeued, D runs, F waits with a TidalHold reason;
+#           F's AdminComment counts the preemption.
 # Tiresias: A (32 GPUs) runs past the first queue threshold (40 GPU*s);
 #           B (8 GPUs) arrives in queue 0: A is preempted, B runs although
 #           it came later.
@@ -20,6 +21,8 @@ check "EDF: D ($d, deadline) starts" wait_state 40 "$d" RUNNING
 check "EDF: F is requeued and waits" wait_state 30 "$f" PENDING
 check "EDF: F's Reason comes from Tidal" \
 	wait_for 20 reason_has "$f" "^Tidal.*edf: no deadline"
+check "EDF: F's AdminComment counts the preemption (accounting)" \
+	eval "scontrol show job $f | grep -q 'AdminComment=Tidal policy=edf gpus=32 resizes=0 preempts=1 '"
 show_queue
 scancel "$f" "$d"
 wait_for 20 no_jobs_active

@@ -2,6 +2,7 @@
  * fuzz_conf.cc - libFuzzer target for tidal.conf: core's Params::parse,
  * sched/tidal's configure (plugin/sched/engine.cc: the policy, its keys,
  * CycleInterval, CtlPort, ResizeSignal, CheckpointTimeout, RejectAction,
+ * AccountingComment,
  * did-you-mean for unknown keys) and the node side's conf_value
  * (proto/wire.cc), which tidald and tidalctl read CtlHost and CtlPort
  * with.
@@ -102,6 +103,8 @@ static void check_engine(const std::string &text)
 		    !(ac.checkpoint_timeout >= 0 &&
 		      ac.checkpoint_timeout <= 86400) ||
 		    (ac.reject_cancel != 0 && ac.reject_cancel != 1) ||
+		    (ac.acct_comment != TIDAL_ACCT_NONE &&
+		     ac.acct_comment != TIDAL_ACCT_ADMIN) ||
 		    !*tidal_engine_policy())
 			std::abort();
 	}
