@@ -60,6 +60,11 @@ TIDAL_LDFLAGS := $(SANFLAGS) $(LDFLAGS)
 # LP/MILP backend for core/solvers/solver.h and core/solvers/lp_glpk.h
 # (Themis, Gavel, Shockwave): GLPK, which scripts/deps.sh always installs.
 TIDAL_CXXFLAGS += -DTIDAL_HAVE_GLPK $(GLPK_CFLAGS)
+# Prometheus metrics over HTTP (proto/http.cc): libmicrohttpd, which
+# scripts/deps.sh installs; without it the endpoint refuses, saying so.
+ifeq ($(HAVE_MHD),1)
+$(BUILD)/obj/proto/http.o: TIDAL_CXXFLAGS += -DTIDAL_HAVE_MHD $(MHD_CFLAGS)
+endif
 
 .PHONY: all check check-unit check-sim check-fuzz check-emu check-cluster \
 	bench bench-load demo install deps clean distclean help fuzz check-build \

@@ -11,6 +11,8 @@
  *                   members (pack.cc)
  *   peer thread     --listen ADDR:PORT: ckpt_get from peer tidalds,
  *                   MUNGE-authenticated (serve.cc)
+ *   metrics thread  --metrics ADDR:PORT: Prometheus scrapes, served by
+ *                   libmicrohttpd (proto/http.h; metrics.h)
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -29,6 +31,7 @@
 #include <vector>
 
 #include "core/version.h"
+#include "proto/http.h"
 #include "proto/messages.h"
 #include "proto/wire.h"
 
@@ -41,6 +44,9 @@ struct Options {
 	std::string node;
 	wire::Endpoint plugin;
 	wire::Endpoint listen{ "0.0.0.0", "6830" };
+	/* --metrics: Prometheus metrics there (port 0 = any free one) */
+	wire::Endpoint metrics;
+	bool metrics_on = false;
 	std::string run_dir = "/run/tidal";
 	std::string ckpt_dir = "/var/lib/tidal/ckpt";
 	double heartbeat = 10; /* seconds */
@@ -114,8 +120,9 @@ private:
 	bool sleep_for(double secs);
 
 	Options opt_;
-	int local_fd_ = -1, peer_fd_ = -1;
+	int local_fd_ = -1, peer_fd_ = -1, metrics_fd_ = -1;
 	int peer_port_ = 0;
+	wire::MetricsServer metrics_server_; /* metrics.cc's, on metrics_fd_ */
 	std::atomic<bool> stop_{ false };
 	std::mutex mu_;
 	std::condition_variable cv_;

@@ -31,6 +31,7 @@
 
 #include "nodeagent/agent.h"
 #include "nodeagent/ckpt_local.h"
+#include "nodeagent/metrics.h"
 #include "nodeagent/requests.h"
 
 namespace tidal::agent
@@ -153,6 +154,10 @@ static std::string copy_from(const Options &opt, uint64_t job,
 	double ms = std::chrono::duration<double, std::milli>(
 			    std::chrono::steady_clock::now() - t0)
 			    .count();
+	obs::Registry &mr = agent_metrics();
+	mr.add("tidal_agent_fetches_total", { "ok" });
+	mr.add("tidal_agent_fetch_bytes_total", {}, (double)hdr.bytes);
+	mr.observe("tidal_agent_fetch_seconds", {}, ms / 1e3);
 	logf("fetch job %llu: step %llu from %s, %lld bytes in %.0f ms "
 	     "(%.1f MB/s), verified",
 	     (unsigned long long)job, (unsigned long long)s, h.node.c_str(),
@@ -242,6 +247,7 @@ std::string Agent::fetch(uint64_t job, const std::string &peer, uint64_t step,
 			return out;
 		logf("fetch job %llu from %s failed: %s",
 		     (unsigned long long)job, h.node.c_str(), err.c_str());
+		agent_metrics().add("tidal_agent_fetches_total", { "failed" });
 		h.problem = err;
 	}
 	std::string gone = problems(others);

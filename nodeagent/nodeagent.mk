@@ -12,7 +12,8 @@ AGENT_LIB_SRC := nodeagent/requests.cc nodeagent/group_clock.cc
 AGENT_LIB_OBJ := $(AGENT_LIB_SRC:%.cc=$(BUILD)/obj/%.o)
 TIDALD_SRC := nodeagent/tidald.cc nodeagent/plugin_link.cc nodeagent/pins.cc \
 	nodeagent/serve.cc nodeagent/fetch.cc nodeagent/ckpt_local.cc \
-	nodeagent/interleave.cc nodeagent/pack.cc
+	nodeagent/interleave.cc nodeagent/pack.cc nodeagent/metrics.cc \
+	nodeagent/nvml.cc
 TIDALD_OBJ := $(TIDALD_SRC:%.cc=$(BUILD)/obj/%.o)
 -include $(TIDALD_OBJ:.o=.d) $(AGENT_LIB_OBJ:.o=.d)
 
@@ -24,7 +25,7 @@ $(BUILD)/tidald: $(TIDALD_OBJ) $(BUILD)/libtidal-agent.a \
 		$(BUILD)/libtidal-node.a $(BUILD)/libtidal-core.a
 	$(CXX) $(TIDAL_LDFLAGS) -o $@ $(TIDALD_OBJ) $(BUILD)/libtidal-agent.a \
 		$(BUILD)/libtidal-node.a $(BUILD)/libtidal-core.a $(CORE_LIBS) \
-		$(NODE_LIBS)
+		$(NODE_LIBS) $(MHD_LIBS) -ldl
 
 NODE_TARGETS += $(BUILD)/tidald
 

@@ -24,6 +24,7 @@
 
 #include "nodeagent/agent.h"
 #include "nodeagent/ckpt_local.h"
+#include "nodeagent/metrics.h"
 #include "nodeagent/requests.h"
 
 #include "core/placement/fabric.h"
@@ -185,13 +186,17 @@ bool Agent::heartbeat(std::string *err)
 	bool answered = plugin_request(encode(m), &reply, err, 5000, &sent);
 	for (const auto &[job, step] : reported)
 		report_done(job, step, sent);
-	if (!answered)
+	if (!answered) {
+		metrics_heartbeat(m.jobs, m.ckpt_free_bytes, false);
 		return true; /* unreachable: keep trying, nothing to redo */
+	}
 	HeartbeatReply hr;
 	if (!decode(reply, &hr) || !hr.ok) {
+		metrics_heartbeat(m.jobs, m.ckpt_free_bytes, false);
 		*err = hr.error;
 		return !hr.reregister;
 	}
+	metrics_heartbeat(m.jobs, m.ckpt_free_bytes, true);
 	err->clear();
 	/* The checkpoints the plugin has recorded as ours: kept from
 	 * rotation, so that what it tells a restarting node stays true. */
@@ -249,6 +254,15 @@ void Agent::run_command(uint64_t id, const std::string &op, uint64_t job)
 	double secs = std::chrono::duration<double>(
 			      std::chrono::steady_clock::now() - t0)
 			      .count();
+	if (op == "checkpoint" || op == "checkpoint_stop") {
+		obs::Registry &mr = agent_metrics();
+		mr.add("tidal_agent_checkpoints_total", { a.ok ? "ok" : "failed" });
+		if (a.ok) {
+			mr.observe("tidal_agent_checkpoint_seconds", {}, secs);
+			mr.add("tidal_agent_checkpoint_bytes_total", {},
+			       (double)a.bytes);
+		}
+	}
 	if (a.ok) {
 		/* Pinned before the plugin hears of it: a resize waits for
 		 * exactly this checkpoint. */

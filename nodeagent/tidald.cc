@@ -22,6 +22,7 @@
 
 #include "nodeagent/agent.h"
 #include "nodeagent/ckpt_local.h"
+#include "nodeagent/metrics.h"
 
 namespace tidal::agent
 {
@@ -112,6 +113,17 @@ bool Agent::open_sockets(std::string *err)
 	logf("listening on %s (launchers) and %s:%d (peers); checkpoints in %s",
 	     path.c_str(), opt_.listen.host.c_str(), peer_port_,
 	     opt_.ckpt_dir.c_str());
+	if (opt_.metrics_on) {
+		if (!wire::metrics_http_built()) {
+			*err = "--metrics: this tidald was built without "
+			       "libmicrohttpd (libmicrohttpd-dev)";
+			return false;
+		}
+		if ((metrics_fd_ = wire::tcp_listen(opt_.metrics, err)) < 0) {
+			*err = "--metrics: " + *err;
+			return false;
+		}
+	}
 	return true;
 }
 
@@ -139,6 +151,19 @@ void Agent::run()
 		peer(&Agent::peer_loop, this);
 	bool registered = false, reachable = true;
 	std::string err;
+	agent_metrics(opt_.node);
+	if (metrics_fd_ >= 0) {
+		/* After daemon(): libmicrohttpd's thread would not survive
+		 * its fork. */
+		if (metrics_server_.serve(
+			    metrics_fd_, opt_.metrics.host,
+			    [] { return agent_metrics().render(); }, &err))
+			logf("metrics at http://%s/metrics",
+			     metrics_server_.where().c_str());
+		else
+			logf("no metrics: %s", err.c_str());
+		metrics_fd_ = -1; /* the server's now */
+	}
 	logf("plugin at %s, heartbeat every %.1f s", opt_.plugin.str().c_str(),
 	     opt_.heartbeat);
 	while (!stop_) {
@@ -179,6 +204,7 @@ void Agent::run()
 	}
 	local.join();
 	peer.join();
+	metrics_server_.stop();
 	close(local_fd_);
 	close(peer_fd_);
 	unlink((node_dir() + "/tidald.sock").c_str());
@@ -195,7 +221,8 @@ using namespace tidal::agent;
 		"usage: tidald -N NODE [--plugin HOST:PORT] [--listen "
 		"ADDR:PORT]\n"
 		"              [--run-dir D] [--ckpt-dir D] [--heartbeat S]\n"
-		"              [--munge-socket P] [--topology-xml F] [-D]\n"
+		"              [--munge-socket P] [--topology-xml F] "
+		"[--metrics ADDR:PORT] [-D]\n"
 		"Tidal's per-node agent: registers with sched/tidal, reports "
 		"the\n"
 		"node's training jobs, checkpoints them on the scheduler's "
@@ -223,6 +250,10 @@ using namespace tidal::agent;
 		"                        slurm.conf, else MUNGE's default)\n"
 		"  --topology-xml F      hwloc XML instead of this machine's "
 		"topology\n"
+		"  --metrics ADDR:PORT   Prometheus metrics at "
+		"http://ADDR:PORT/metrics\n"
+		"                        (default none; port 0 = any free "
+		"one)\n"
 		"  -D, --foreground      stay in the foreground, log to "
 		"stderr\n"
 		"  -h, --help, -V, --version\n",
@@ -246,6 +277,7 @@ static Options parse(int argc, char **argv)
 					{ "heartbeat", 1, nullptr, 'b' },
 					{ "munge-socket", 1, nullptr, 'm' },
 					{ "topology-xml", 1, nullptr, 't' },
+					{ "metrics", 1, nullptr, 'M' },
 					{ "foreground", 0, nullptr, 'D' },
 					{ "help", 0, nullptr, 'h' },
 					{ "version", 0, nullptr, 'V' },
@@ -295,6 +327,11 @@ static Options parse(int argc, char **argv)
 			break;
 		case 't':
 			o.topology_xml = a;
+			break;
+		case 'M':
+			if (!tidal::wire::parse_endpoint(a, &o.metrics, &err))
+				die("--metrics " + err);
+			o.metrics_on = true;
 			break;
 		case 'D':
 			o.foreground = true;

@@ -20,7 +20,8 @@ SCHED_C := plugin/sched/sched_tidal.c plugin/sched/snapshot.c \
 	plugin/sched/apply.c plugin/sched/ctl_server.c plugin/sched/resize.c \
 	plugin/sched/state.c plugin/sched/slurm_compat.c \
 	plugin/sched/share.c plugin/sched/account.c
-SCHED_CC := plugin/sched/engine.cc plugin/sched/ctl_engine.cc $(AGENTS_SRC)
+SCHED_CC := plugin/sched/engine.cc plugin/sched/ctl_engine.cc \
+	plugin/sched/metrics.cc plugin/sched/metrics_http.cc $(AGENTS_SRC)
 SCHED_OBJ := $(SCHED_C:%.c=$(PLUGIN_OUT)/obj/%.o) $(SCHED_CC:%.cc=$(BUILD)/obj/%.o) \
 	$(BUILD)/obj/plugin/common/options.o
 
@@ -41,7 +42,7 @@ $(PLUGIN_OUT)/sched_tidal.so: $(SCHED_OBJ) $(BUILD)/libtidal-core.a \
 	$(CXX) -shared $(TIDAL_LDFLAGS) -Wl,--version-script=plugin/sched/exports.map \
 		-o $@.tmp $(SCHED_OBJ) $(BUILD)/libtidal-proto.a -Wl,--whole-archive \
 		$(BUILD)/libtidal-core.a -Wl,--no-whole-archive $(CORE_LIBS) \
-		$(MUNGE_LIBS)
+		$(MUNGE_LIBS) $(MHD_LIBS)
 	plugin/check-syms.sh $@.tmp $(SLURMCTLD)
 	mv $@.tmp $@
 

@@ -22,6 +22,8 @@ readonly PACKAGES=(
 	libjson-c-dev                          # wire format
 	libmunge-dev munge                     # wire authentication
 	libcmocka-dev                          # unit tests
+	libmicrohttpd-dev                      # Prometheus metrics over HTTP
+	prometheus curl                        # the metrics test scrapes the test cluster
 	libglpk-dev                            # LP/MILP policies (GPL)
 	liblemon-dev                           # max-weight matching (Muri)
 	libgloo-dev                            # CPU trainer collectives

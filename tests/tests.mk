@@ -32,7 +32,7 @@ $(BUILD)/tests/%: tests/unit/%.cc tests/unit/unit.h $(BUILD)/libtidal-sim.a \
 # Tests of the plugin's engine side (agents/, engine.cc: no Slurm in
 # them) link its objects too.
 UNIT_PLUGIN_OBJ := $(addprefix $(BUILD)/obj/plugin/sched/, engine.o \
-	ctl_engine.o) $(AGENTS_OBJ) $(BUILD)/obj/plugin/common/options.o \
+	ctl_engine.o metrics.o) $(AGENTS_OBJ) $(BUILD)/obj/plugin/common/options.o \
 	$(PROTO_JSON_OBJ)
 # The job options' table and their reader (plain C, no Slurm).
 $(BUILD)/tests/test_job_options: $(BUILD)/obj/plugin/common/options.o

@@ -718,6 +718,7 @@ static void _apply_preempt(const tidal_snap_t *snap, const tidal_decision_t *d,
 	}
 	info("sched/tidal: requeued %pJ: %s", job_ptr, d->reason);
 	tidal_account_requeued(job_ptr, true);
+	tidal_metrics_requeued(1, -1);
 	tidal_note_requeue(job_ptr->job_id, time(NULL));
 	if (job_ptr->het_job_list) {
 		list_itr_t *it = list_iterator_create(job_ptr->het_job_list);

@@ -167,6 +167,10 @@ int tidal_engine_state_line(const char *line);
 void tidal_engine_shutdown(void);
 /* TCP port for tidalctl (CtlPort, 0 = no server). */
 int tidal_engine_ctl_port(void);
+/* MetricsPort (0 = no metrics server) and MetricsAddress ("" = every
+ * address; malloc'd). */
+int tidal_engine_metrics_port(void);
+char *tidal_engine_metrics_addr(void);
 /* Answer one tidalctl request (ctl_engine.cc) from UID.  RET the reply
  * line, malloc'd; never NULL unless out of memory.  *REFUSED (if not
  * NULL): why a malformed or unauthorised request was refused, for the
@@ -192,6 +196,9 @@ char *tidal_agent_log_drain(void);
 void tidal_agent_on_awaited_ack(void (*wake)(void));
 /* 1 if NODE's agent heartbeated within 3 of its intervals of NOW. */
 int tidal_agent_live(const char *node, double now);
+/* Agents registered: *UP heartbeated within 3 of their intervals, *DOWN
+ * not (for the metrics). */
+void tidal_agent_counts(int *up, int *down);
 /* 1 if JOB runs under tidal-launch on NODE: NODE's agent reported the
  * job's launcher within 3 of its heartbeat intervals of NOW (so that
  * checkpoint_stop reaches a launcher, not a plain batch script). */
@@ -225,6 +232,32 @@ int tidal_agent_state_line(const char *line);
  * slurmctld has (tests and fuzz targets run many "restarts" in one
  * process). */
 void tidal_agent_clear(void);
+
+/* ---- metrics.cc: Prometheus metrics (sched_tidal(8), METRICS) ---- */
+/* One cycle's wall time, the policy's decide time, and the time the
+ * cycle held and waited for slurmctld's locks, all in seconds. */
+void tidal_metrics_cycle(double cycle_s, double decide_s, double hold_s,
+			 double wait_s);
+/* Tidal requeued a job to resize it (or PREEMPT it) after CHECKPOINT_S
+ * seconds of its checkpoint phase (-1: not timed, e.g. a requeue with
+ * no checkpoint first). */
+void tidal_metrics_requeued(int preempt, double checkpoint_s);
+/* A job requeued so runs again, RESTART_S seconds after the requeue. */
+void tidal_metrics_restarted(int preempt, double restart_s);
+/* A job admitted (a deadline job that started) or rejected, once each. */
+void tidal_metrics_admission(int admitted);
+
+/* ---- metrics_http.cc: the metrics endpoint (not in tidal-emu) ---- */
+/* Serve the metrics on MetricsAddress:MetricsPort of the configuration
+ * in force (MetricsPort=0: stop serving).  Unchanged settings leave a
+ * running server alone.  A port in use is tried again for a while from
+ * a thread of its own (Slurm 24.11's reconfigure: the old slurmctld
+ * holds it until the new one has started).  What happened goes to
+ * tidal_metrics_log_drain(). */
+void tidal_metrics_serve(void);
+void tidal_metrics_stop(void);
+/* Lines for slurmctld's log since the last call (malloc'd), or NULL. */
+char *tidal_metrics_log_drain(void);
 
 /* ---- ctl_server.c: the tidalctl listener thread ---- */
 /* Listen on PORT (0: not at all).  RET 0, or -1 if it cannot be bound. */

@@ -35,6 +35,7 @@
 #include "plugin/sched/bridge.h"
 #include "plugin/sched/c_api.h"
 #include "plugin/sched/engine.h"
+#include "plugin/sched/metrics.h"
 
 #include <algorithm>
 #include <sstream>
@@ -83,6 +84,8 @@ int Engine::configure(const std::string &text, const std::string &origin,
 	std::string name = lower(p.get_str("Policy", "fifo"));
 	double interval = p.get_double("CycleInterval", 2, 0.1, 3600);
 	int ctl_port = (int)p.get_long("CtlPort", TIDAL_CTL_PORT, 0, 65535);
+	int metrics_port = (int)p.get_long("MetricsPort", 0, 0, 65535);
+	std::string metrics_addr = p.get_str("MetricsAddress", "");
 	tidal_apply_conf_t ac;
 	ac.resize_signal = resize_signal(p);
 	ac.checkpoint_timeout = p.get_double("CheckpointTimeout", 30, 0, 86400);
@@ -167,6 +170,8 @@ int Engine::configure(const std::string &text, const std::string &origin,
 	name_ = name;
 	interval_ = interval;
 	ctl_port_ = ctl_port;
+	metrics_port_ = metrics_port;
+	metrics_addr_ = metrics_addr;
 	apply_conf_ = ac;
 	return 0;
 }
@@ -612,7 +617,32 @@ int Engine::decide(const tidal_snap_t &s, tidal_plan_t *out)
 	if (!log.empty())
 		out->log = c_string(log);
 	record(s, jobs, plan, out->decide_ms);
+	count_admissions(jobs, plan);
+	metrics_plan(jobs, plan, name_);
 	return 0;
+}
+
+/* Each job once: rejected (its first Reject), or admitted (a job with a
+ * deadline, at its first start). */
+void Engine::count_admissions(const std::vector<Job> &jobs, const Plan &plan)
+{
+	std::unordered_map<JobId, const Job *> by_id(jobs.size() * 2);
+	for (const Job &j : jobs)
+		by_id[j.id] = &j;
+	for (const Decision &d : plan.decisions) {
+		auto m = memo_.find(d.job);
+		if (m == memo_.end() || m->second.admission)
+			continue;
+		auto j = by_id.find(d.job);
+		if (d.action == Action::Reject) {
+			m->second.admission = 2;
+			tidal_metrics_admission(0);
+		} else if (d.action == Action::Start && j != by_id.end() &&
+			   j->second->has_deadline()) {
+			m->second.admission = 1;
+			tidal_metrics_admission(1);
+		}
+	}
 }
 
 /* Forget jobs not seen for an hour (finished, or ineligible that long). */
@@ -721,6 +751,18 @@ extern "C" int tidal_engine_configure(const char *text, const char *origin,
 extern "C" int tidal_engine_ctl_port(void)
 {
 	return guarded(0, [] { return engine().ctl_port(); });
+}
+
+extern "C" int tidal_engine_metrics_port(void)
+{
+	return guarded(0, [] { return engine().metrics_port(); });
+}
+
+extern "C" char *tidal_engine_metrics_addr(void)
+{
+	return guarded((char *)nullptr, [] {
+		return tidal::plugin::c_string(engine().metrics_addr());
+	});
 }
 
 extern "C" double tidal_engine_interval(void)

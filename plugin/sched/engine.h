@@ -34,6 +34,9 @@ struct JobMemo {
 	double run_start = 0;  /* start of the run seen last cycle, 0 = none */
 	int run_gpus = 0;
 	double seen = 0;       /* snapshot time it was last seen */
+	/* Counted in tidal_admissions_total: 0 not yet, 1 admitted, 2
+	 * rejected (not saved: counters start afresh with slurmctld). */
+	std::uint8_t admission = 0;
 };
 
 /* One job as tidalctl shows it: what the snapshot said and what the last
@@ -95,6 +98,16 @@ public:
 		std::lock_guard<std::mutex> g(mu_);
 		return ctl_port_;
 	}
+	int metrics_port()
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		return metrics_port_;
+	}
+	std::string metrics_addr()
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		return metrics_addr_;
+	}
 	double interval()
 	{
 		std::lock_guard<std::mutex> g(mu_);
@@ -133,6 +146,7 @@ private:
 		      std::string *log);
 	void fill_cluster(const tidal_snap_t &s, Cluster *c);
 	void forget_old(double now);
+	void count_admissions(const std::vector<Job> &jobs, const Plan &plan);
 	std::string set_policy(const std::string &name);
 	void record(const tidal_snap_t &s, const std::vector<Job> &jobs,
 		    const Plan &plan, double decide_ms);
@@ -143,6 +157,8 @@ private:
 	std::string name_;
 	double interval_ = 2;
 	int ctl_port_ = TIDAL_CTL_PORT;
+	int metrics_port_ = 0;
+	std::string metrics_addr_;
 	/* SIGUSR1, 30 s, hold, AdminComment */
 	tidal_apply_conf_t apply_conf_ = {10, 30, 0, TIDAL_ACCT_ADMIN};
 	std::vector<std::string> node_names_;

@@ -616,6 +616,7 @@ static void _requeued_by_slurm(job_record_t *job_ptr, tidal_resize_t *r,
 		 r->gpus);
 	tidal_agent_note(r->job, (double)now, note);
 	tidal_account_requeued(job_ptr, r->request_set == TIDAL_RQ_KEEP);
+	tidal_metrics_requeued(r->request_set == TIDAL_RQ_KEEP, -1);
 	if (r->cmd)
 		tidal_agent_cancel(r->cmd);
 	tidal_note_requeue(job_ptr->job_id, now);
@@ -695,6 +696,8 @@ static bool _resize_step(tidal_resize_t *r, const tidal_apply_conf_t *conf,
 		}
 		tidal_account_requeued(job_ptr,
 				       r->request_set == TIDAL_RQ_KEEP);
+		tidal_metrics_requeued(r->request_set == TIDAL_RQ_KEEP,
+				       difftime(now, r->since));
 		if (r->request_set == TIDAL_RQ_KEEP) {
 			info("sched/tidal: preemption of %pJ: requeued",
 			     job_ptr);
@@ -722,6 +725,8 @@ static bool _resize_step(tidal_resize_t *r, const tidal_apply_conf_t *conf,
 	if (IS_JOB_RUNNING(job_ptr)) {
 		info("sched/tidal: resize %pJ done: running again on %s",
 		     job_ptr, job_ptr->nodes);
+		tidal_metrics_restarted(r->request_set == TIDAL_RQ_KEEP,
+					difftime(job_ptr->start_time, r->since));
 		/* What it holds: the policy may have started it at another
 		 * size than the transit's target (tidal_resize_start_at). */
 		int held = tidal_alloc_gpus(job_ptr);

@@ -272,14 +272,18 @@ static void _cycle(void)
 	tidal_plan_t plan;
 	tidal_apply_conf_t conf;
 	char *msg = NULL;
-	struct timespec t0, got;
+	struct timespec t0, got, start;
 	double snap_ms, apply_ms, wait_ms = 0, hold_ms = 0;
 	time_t before;
 	bool changed;
 	int started, left, sections = 1;
 
+	tidal_log_lines((msg = tidal_metrics_log_drain()), true);
+	free(msg);
+	msg = NULL;
 	tidal_snapshot_deadlines(tidal_engine_admits_by_deadline());
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	t0 = start;
 	_lock(locks, &got, &wait_ms);
 	tidal_requeue_delays_give_back(time(NULL));
 	tidal_snapshot_take(&snap);
@@ -332,6 +336,8 @@ static void _cycle(void)
 	debug("sched/tidal: %d jobs, %d started; snapshot %.3f ms, decide %.3f ms, apply %.3f ms in %d lock sections (held %.3f ms, waited %.3f ms)",
 	      snap.n_jobs, started, snap_ms, plan.decide_ms, apply_ms,
 	      sections, hold_ms, wait_ms);
+	tidal_metrics_cycle(_ms_since(&start) / 1e3, plan.decide_ms / 1e3,
+			    hold_ms / 1e3, wait_ms / 1e3);
 	tidal_plan_free(&plan);
 	tidal_snapshot_free(&snap);
 }
@@ -425,6 +431,7 @@ extern int init(void)
 	stop_agent = false;
 	slurm_thread_create(&tidal_thread, _agent, NULL);
 	tidal_ctl_start_waiting(tidal_engine_ctl_port());
+	tidal_metrics_serve();
 	slurm_mutex_unlock(&thread_flag_mutex);
 	verbose("sched/tidal: loaded");
 	return SLURM_SUCCESS;
@@ -441,6 +448,7 @@ extern void fini(void)
 		pthread_join(tidal_thread, NULL);
 		tidal_thread = 0;
 		tidal_ctl_stop();
+		tidal_metrics_stop();
 		tidal_agent_on_awaited_ack(NULL);
 		tidal_engine_shutdown();
 	}
@@ -479,6 +487,12 @@ extern int sched_p_reconfig(void)
 		}
 		slurm_mutex_unlock(&thread_flag_mutex);
 	}
+	/* MetricsPort and MetricsAddress too (the server says so in the
+	 * log, drained by the next cycle). */
+	slurm_mutex_lock(&thread_flag_mutex);
+	if (tidal_thread)
+		tidal_metrics_serve();
+	slurm_mutex_unlock(&thread_flag_mutex);
 	tidal_cycle_wake();
 	return SLURM_SUCCESS;
 }

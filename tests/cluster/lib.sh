@@ -560,7 +560,8 @@ skip_unless_node_side() {
 
 # start_tidald NODE: its agent, 1 s heartbeats, checkpoints in
 # $T/ckpt/NODE, sockets under $T/tidal-run, log $T/log/tidald-NODE.log and
-# pid in $T/run/tidald-NODE.pid (kill_node reads it).
+# pid in $T/run/tidald-NODE.pid (kill_node reads it); TIDALD_ARGS adds
+# options (--metrics ...).
 # dead PID: exited, and every thread of it too, so that what it held open
 # (a listening socket) is closed: the leader of a killed process shows Z
 # while its other threads may still be exiting.
@@ -571,7 +572,8 @@ dead() {
 }
 start_tidald() {
 	"$BUILD_ABS/tidald" -D -N "$1" --listen 127.0.0.1:0 --run-dir "$T/tidal-run" \
-		--ckpt-dir "$T/ckpt/$1" --heartbeat 1 >>"$T/log/tidald-$1.log" 2>&1 &
+		--ckpt-dir "$T/ckpt/$1" --heartbeat 1 ${TIDALD_ARGS:-} \
+		>>"$T/log/tidald-$1.log" 2>&1 &
 	echo $! >"$T/run/tidald-$1.pid"
 	disown
 }

@@ -8,7 +8,7 @@ SLURM_LIBDIR ?= $(SLURM_PLUGIN_DIR)
 EMU_OBJ := $(BUILD)/obj/tests/emu/emu.o $(BUILD)/obj/tests/emu/emu_main.o \
 	$(addprefix $(BUILD)/obj/plugin/sched/, snapshot.o apply.o resize.o \
 		slurm_compat.o share.o account.o \
-		state.o engine.o ctl_engine.o) $(AGENTS_OBJ) \
+		state.o engine.o ctl_engine.o metrics.o) $(AGENTS_OBJ) \
 	$(BUILD)/obj/plugin/common/options.o $(PROTO_JSON_OBJ)
 
 $(BUILD)/obj/tests/emu/%.o: tests/emu/%.c

@@ -92,10 +92,10 @@ FUZZ_JSON_OBJ := $(FUZZ_BUILD)/obj/proto/json.o \
 FUZZ_NODE_OBJ := $(addprefix $(FUZZ_BUILD)/obj/, nodeagent/requests.o \
 	proto/wire.o node/checkpoint.o)
 FUZZ_ENGINE_OBJ := $(addprefix $(FUZZ_BUILD)/obj/plugin/sched/, engine.o \
-	ctl_engine.o) $(AGENTS_SRC:%.cc=$(FUZZ_BUILD)/obj/%.o) \
+	ctl_engine.o metrics.o) $(AGENTS_SRC:%.cc=$(FUZZ_BUILD)/obj/%.o) \
 	$(FUZZ_OPTIONS_OBJ) $(FUZZ_JSON_OBJ)
 FUZZ_EMU_OBJ := $(addprefix $(FUZZ_BUILD)/obj/plugin/sched/, snapshot.o \
-	apply.o resize.o state.o slurm_compat.o share.o) \
+	apply.o resize.o state.o slurm_compat.o share.o account.o) \
 	$(FUZZ_BUILD)/obj/tests/emu/emu.o
 
 -include $(FUZZ_OBJ:.o=.d) $(FUZZ_NODE_OBJ:.o=.d) $(FUZZ_ENGINE_OBJ:.o=.d) \

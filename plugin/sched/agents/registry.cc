@@ -190,6 +190,16 @@ extern "C" int tidal_agent_live(const char *node, double now)
 	});
 }
 
+extern "C" void tidal_agent_counts(int *up, int *down)
+{
+	*up = *down = 0;
+	with_registry([&](Registry &r) {
+		double now = wall_now();
+		for (const auto &[name, a] : r.agents)
+			(now - a.last_seen <= 3 * a.heartbeat_s ? *up : *down)++;
+	});
+}
+
 extern "C" int tidal_agent_launched(uint32_t job, const char *node, double now)
 {
 	return with_registry(0, [&](Registry &r) -> int {
