@@ -27,11 +27,15 @@ _tidalctl()
 		[[ $w == -* ]] || words+=("$w")
 	done
 	if [[ $cur == -* ]]; then
-		COMPREPLY=($(compgen -W '-o --oneliner --json -h --help -V --version' -- "$cur"))
+		if [[ ${words[0]} == check ]]; then
+			COMPREPLY=($(compgen -W '--min-free' -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W '-o --oneliner --json -h --help -V --version' -- "$cur"))
+		fi
 		return
 	fi
 	case "${words[*]}" in
-	'') COMPREPLY=($(compgen -W 'show explain set' -- "$cur")) ;;
+	'') COMPREPLY=($(compgen -W 'show explain set check' -- "$cur")) ;;
 	show) COMPREPLY=($(compgen -W 'jobs job nodes policy config decisions' -- "$cur")) ;;
 	'show job' | explain) COMPREPLY=($(compgen -W "$(_tidalctl_jobs)" -- "$cur")) ;;
 	set) COMPREPLY=($(compgen -W 'policy' -- "$cur")) ;;

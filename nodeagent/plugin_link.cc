@@ -14,7 +14,9 @@
  */
 #include <dirent.h>
 #include <json.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -169,6 +171,11 @@ bool Agent::heartbeat(std::string *err)
 	m.node = opt_.node;
 	m.jobs = launcher_status();
 	m.ckpt_free_bytes = free_bytes(opt_.ckpt_dir);
+	/* Read-only, gone, or not ours to write any more: said with each
+	 * heartbeat (tidalctl check). */
+	m.ckpt_error = access(opt_.ckpt_dir.c_str(), W_OK | X_OK)
+			       ? opt_.ckpt_dir + ": " + std::strerror(errno)
+			       : std::string();
 	m.heartbeat_s = opt_.heartbeat;
 	/* Each job's newest complete checkpoint here, pinned before the
 	 * report leaves (pins.cc): what the plugin records stays true. */

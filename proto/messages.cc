@@ -337,6 +337,8 @@ std::string encode(const NodeHeartbeat &m)
 	put_str(o, "node", m.node);
 	if (m.ckpt_free_bytes)
 		put_int(o, "ckpt_free_bytes", (int64_t)*m.ckpt_free_bytes);
+	if (m.ckpt_error)
+		put_str(o, "ckpt_error", *m.ckpt_error);
 	if (m.heartbeat_s)
 		put_num(o, "heartbeat_s", *m.heartbeat_s);
 	json_object *jobs = json_object_new_array();
@@ -359,6 +361,10 @@ bool decode(json_object *o, NodeHeartbeat *out, std::string *err)
 	int64_t v;
 	if (get_integer_in(o, "ckpt_free_bytes", 0, INT64_MAX, &v) > 0)
 		out->ckpt_free_bytes = (uint64_t)v;
+	json_object *ce;
+	if (json_object_object_get_ex(o, "ckpt_error", &ce) &&
+	    json_object_get_type(ce) == json_type_string)
+		out->ckpt_error = json_object_get_string(ce);
 	out->heartbeat_s = number(o, "heartbeat_s");
 	if (json_object *jobs = array(o, "jobs"))
 		for (size_t i = 0; i < json_object_array_length(jobs); i++) {

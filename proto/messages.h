@@ -137,7 +137,11 @@ struct TrainStatus {
  * node_heartbeat, every heartbeat_s:
  *
  *   {"v":1,"op":"node_heartbeat","node":"n1","ckpt_free_bytes":N,
- *    "heartbeat_s":10,"jobs":[{"job":12, TrainStatus's fields}]}
+ *    "ckpt_error":"...","heartbeat_s":10,
+ *    "jobs":[{"job":12, TrainStatus's fields}]}
+ *
+ * ckpt_error: why the checkpoint directory cannot be written ("" or
+ * absent: it can), for tidalctl check.
  *
  * In a job entry, last_ckpt is the job's newest complete checkpoint on
  * this node, pinned by tidald before it is reported (nodeagent/pins.cc);
@@ -152,6 +156,7 @@ struct JobReport {
 struct NodeHeartbeat {
 	std::string node;
 	std::optional<uint64_t> ckpt_free_bytes;
+	std::optional<std::string> ckpt_error;
 	std::optional<double> heartbeat_s;
 	std::vector<JobReport> jobs; /* entries without a valid job dropped */
 	bool operator==(const NodeHeartbeat &) const = default;

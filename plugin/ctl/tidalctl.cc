@@ -4,6 +4,7 @@
  *   tidalctl [-o] [--json] show jobs | job ID | nodes | policy | decisions
  *   tidalctl [-o] [--json] explain ID
  *   tidalctl set policy NAME              (root or SlurmUser)
+ *   tidalctl check [--min-free SIZE]      preflight: one line per check
  *
  * Finds the plugin from the configuration: slurm.conf ($SLURM_CONF or
  * /etc/slurm/slurm.conf) gives SlurmctldHost, AuthInfo=socket= and
@@ -14,7 +15,8 @@
  * for the wire.
  *
  * Exit status (tidalctl(1)): 0 done; 1 the configuration, the connection
- * or the plugin said no (a message on stderr); 2 a usage error.
+ * or the plugin said no (a message on stderr), or a check failed; 2 a
+ * usage error.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -29,6 +31,7 @@
 #include <cstring>
 #include <ctime>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -43,8 +46,16 @@ constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
 constexpr int kDefaultMessageTimeout = 10; /* slurm.conf(5)'s, seconds */
 
+/* tidalctl check asks on after a failure: there die() throws this. */
+struct Fatal : std::runtime_error {
+	using std::runtime_error::runtime_error;
+};
+bool g_soft = false;
+
 [[noreturn]] void die(const std::string &msg)
 {
+	if (g_soft)
+		throw Fatal(msg);
 	std::fprintf(stderr, "tidalctl: error: %s\n", msg.c_str());
 	std::exit(kExitError);
 }
@@ -54,6 +65,7 @@ const char *const kUsage =
 	"nodes|policy|config|decisions\n"
 	"       tidalctl [-o] [--json] explain JOBID\n"
 	"       tidalctl set policy NAME   (root or SlurmUser)\n"
+	"       tidalctl check [--min-free SIZE]\n"
 	"       tidalctl -h|--help|-V|--version\n";
 
 [[noreturn]] void usage_error(const std::string &msg)
@@ -401,10 +413,261 @@ tidal::wire::CtlRequest build_request(const std::vector<std::string> &words)
 		req.policy = words[2];
 		extra(3);
 	} else {
-		usage_error("'" + cmd +
-			    "' is not a command (show, explain or set)");
+		usage_error("'" + cmd + "' is not a command (show, explain, "
+				       "set or check)");
 	}
 	return req;
+}
+
+/* ---- tidalctl check ---- */
+
+/* SIZE as bytes: a number with an optional K, M, G, T or P (powers of
+ * 1024); -1 if it is not one. */
+double size_bytes(const std::string &s)
+{
+	char *end = nullptr;
+	double v = std::strtod(s.c_str(), &end);
+	if (s.empty() || end == s.c_str() || !(v >= 0) || !std::isfinite(v))
+		return -1;
+	std::string unit = end;
+	const std::string units = "KMGTP";
+	if (unit.size() == 2 && (unit[1] == 'B' || unit[1] == 'b'))
+		unit.pop_back();
+	if (unit.empty())
+		return v;
+	size_t u = unit.size() == 1
+			   ? units.find((char)std::toupper((unsigned char)unit[0]))
+			   : std::string::npos;
+	if (u == std::string::npos)
+		return -1;
+	return v * std::pow(1024.0, (double)u + 1);
+}
+
+/* B bytes as tidalctl show nodes writes them: "12.3G". */
+std::string field_bytes(double b)
+{
+	const char *unit = "KMGTP";
+	double v = b / 1024.0;
+	int u = 0;
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	char s[32];
+	std::snprintf(s, sizeof(s), "%.1f%c", v, unit[u]);
+	return s;
+}
+
+/* The text value of KEY in REC ("" if absent or None). */
+std::string field(const tidal::wire::CtlRecord &rec, const std::string &key)
+{
+	for (const auto &[k, v] : rec)
+		if (k == key)
+			return v.kind == tidal::wire::CtlValue::None
+				       ? std::string()
+				       : value_str(k, v);
+	return "";
+}
+
+/* What COMMAND prints on stdout and stderr; false if it could not run or
+ * exited non-zero. */
+bool run_command(const std::string &command, std::string *out)
+{
+	out->clear();
+	FILE *p = popen((command + " 2>&1").c_str(), "r");
+	if (!p)
+		return false;
+	char buf[4096];
+	size_t n;
+	while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0)
+		out->append(buf, n);
+	int rc = pclose(p);
+	return rc == 0;
+}
+
+struct Checks {
+	int failed = 0, warned = 0;
+	void line(const char *what, const char *result, const std::string &detail)
+	{
+		std::printf("%-12s %-5s %s\n", what, result, detail.c_str());
+		std::fflush(stdout);
+	}
+	void ok(const char *what, const std::string &d) { line(what, "ok", d); }
+	void warn(const char *what, const std::string &d)
+	{
+		warned++;
+		line(what, "WARN", d);
+	}
+	void fail(const char *what, const std::string &d)
+	{
+		failed++;
+		line(what, "FAIL", d);
+	}
+};
+
+/* The preflight of tidalctl(1), CHECK: each line is ok, WARN or FAIL;
+ * RET the exit status (1 if any failed). */
+int check(double min_free)
+{
+	Checks c;
+	g_soft = true;
+	std::printf("%-12s %-5s %s\n", "CHECK", "", "DETAIL");
+	Target t;
+	try {
+		t = find_plugin();
+	} catch (const Fatal &e) {
+		c.fail("config", e.what());
+		std::printf("%d failed, %d warned\n", c.failed, c.warned);
+		return kExitError;
+	}
+	tidal::wire::SlurmSide side = tidal::wire::read_slurm_side();
+	std::string sched = tidal::wire::conf_value(side.slurm_conf,
+						    "SchedulerType");
+	if (sched == "sched/tidal")
+		c.ok("config", side.slurm_conf + ": SchedulerType=sched/tidal; " +
+				       t.port_from);
+	else
+		c.fail("config", side.slurm_conf + ": SchedulerType=" +
+					 (sched.empty() ? "sched/backfill (the default)"
+							: sched) +
+					 ": slurmctld does not load sched/tidal");
+
+	/* The plugin, and what it was built for. */
+	tidal::wire::CtlRecord policy;
+	try {
+		tidal::wire::CtlRequest q;
+		q.op = "show";
+		q.what = "policy";
+		std::string req = tidal::wire::encode(q);
+		req.pop_back();
+		tidal::wire::CtlReply r = parse_reply(t, ask_plugin(t, req));
+		if (!r.ok || r.records.empty())
+			die(r.ok ? "no policy record" : r.error);
+		policy = r.records[0];
+		std::string last = field(policy, "LastCycle");
+		c.ok("plugin", "sched/tidal " + field(policy, "Version") +
+				       " answers at " + t.ep.str() + ": Policy=" +
+				       field(policy, "Policy") + ", " +
+				       field(policy, "Cycles") + " cycles, the last at " +
+				       (last.empty() ? "None" : last));
+	} catch (const Fatal &e) {
+		c.fail("plugin", e.what());
+	}
+	std::string built = field(policy, "SlurmVersion"), running, out;
+	if (run_command("scontrol show config", &out)) {
+		size_t at = out.find("SLURM_VERSION");
+		if (at != std::string::npos) {
+			size_t eq = out.find('=', at);
+			size_t nl = out.find('\n', at);
+			if (eq != std::string::npos && eq < nl) {
+				running = out.substr(eq + 1, nl - eq - 1);
+				running.erase(0, running.find_first_not_of(" \t"));
+				running.erase(running.find_last_not_of(" \t\r") + 1);
+			}
+		}
+	}
+	if (policy.empty())
+		c.fail("slurm", "sched/tidal did not answer: cannot tell the "
+				"Slurm version it was built for");
+	else if (built.empty())
+		c.warn("slurm", "sched/tidal " + field(policy, "Version") +
+					" does not say which Slurm it was built for");
+	else if (running.empty())
+		c.warn("slurm", "built for Slurm " + built +
+					"; scontrol show config did not say "
+					"which Slurm slurmctld runs (" +
+					excerpt(out) + ")");
+	else if (running == built)
+		c.ok("slurm", "built for Slurm " + built + "; slurmctld runs " +
+				      running);
+	else
+		c.fail("slurm", "built for Slurm " + built + ", but slurmctld "
+				"runs " + running + ": rebuild Tidal against it");
+
+	/* sbatch on this host registers Tidal's options. */
+	std::string plugstack = tidal::wire::conf_value(side.slurm_conf,
+							"PlugStackConfig");
+	if (plugstack.empty())
+		plugstack = side.slurm_conf.substr(
+				    0, side.slurm_conf.rfind('/') + 1) +
+			    "plugstack.conf";
+	if (!run_command("sbatch --help", &out) && out.empty())
+		c.fail("spank", "sbatch --help did not run here");
+	else if (out.find("--elastic-gpus") != std::string::npos)
+		c.ok("spank", "sbatch --help lists --elastic-gpus "
+			      "(spank_tidal.so, through " + plugstack + ")");
+	else
+		c.fail("spank", "sbatch --help lacks --elastic-gpus: " +
+					plugstack + " does not load "
+					"spank_tidal.so (required /path/"
+					"spank_tidal.so)");
+
+	/* The agents, on every node with GPUs, and their checkpoint space. */
+	if (policy.empty()) {
+		c.fail("agents", "sched/tidal did not answer");
+	} else {
+		try {
+			tidal::wire::CtlRequest q;
+			q.op = "show";
+			q.what = "nodes";
+			std::string req = tidal::wire::encode(q);
+			req.pop_back();
+			tidal::wire::CtlReply r =
+				parse_reply(t, ask_plugin(t, req));
+			if (!r.ok)
+				die(r.error);
+			std::string down, unwritable, low, least_node;
+			int gpu_nodes = 0, up = 0;
+			double least = -1;
+			for (const tidal::wire::CtlRecord &n : r.records) {
+				std::string name = field(n, "NodeName");
+				if (std::strtod(field(n, "GPUs").c_str(), nullptr) <= 0)
+					continue;
+				gpu_nodes++;
+				std::string agent = field(n, "Agent");
+				if (agent != "UP") {
+					down += (down.empty() ? "" : ",") + name +
+						(agent.empty() ? " (none)" : " (" + agent + ")");
+					continue;
+				}
+				up++;
+				std::string w = field(n, "CkptWritable");
+				if (w.rfind("no", 0) == 0)
+					unwritable += (unwritable.empty() ? "" : "; ") +
+						      name + ": " + w;
+				double free = size_bytes(field(n, "CkptFree"));
+				if (free >= 0 && (least < 0 || free < least))
+					least = free, least_node = name;
+				if (free >= 0 && free < min_free)
+					low += (low.empty() ? "" : ",") + name + " (" +
+					       field(n, "CkptFree") + ")";
+			}
+			std::string counted = std::to_string(up) + " of " +
+					      std::to_string(gpu_nodes) +
+					      " GPU nodes have their tidald UP";
+			if (!gpu_nodes)
+				c.warn("agents", "no node with GPUs seen yet");
+			else if (!down.empty())
+				c.fail("agents", counted + "; not: " + down);
+			else
+				c.ok("agents", counted);
+			if (!unwritable.empty())
+				c.fail("ckpt", unwritable);
+			else if (!low.empty())
+				c.warn("ckpt", "less than " +
+						       field_bytes(min_free) +
+						       " free: " + low);
+			else if (up)
+				c.ok("ckpt", "every agent's checkpoint directory "
+					     "is writable; the least free is " +
+					     field_bytes(least) + " (" +
+					     least_node + ")");
+		} catch (const Fatal &e) {
+			c.fail("agents", e.what());
+		}
+	}
+	std::printf("%d failed, %d warned\n", c.failed, c.warned);
+	return c.failed ? kExitError : 0;
 }
 
 } /* namespace */
@@ -412,6 +675,7 @@ tidal::wire::CtlRequest build_request(const std::vector<std::string> &words)
 int main(int argc, char **argv)
 {
 	bool one_line = false, as_json = false;
+	std::string check_min_free;
 	std::vector<std::string> words;
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
@@ -419,6 +683,12 @@ int main(int argc, char **argv)
 			one_line = true;
 		else if (a == "--json")
 			as_json = true;
+		else if (a == "--min-free" || a.rfind("--min-free=", 0) == 0) {
+			if (a == "--min-free" && i + 1 >= argc)
+				usage_error("--min-free needs a size");
+			check_min_free = a == "--min-free" ? argv[++i]
+							   : a.substr(11);
+		}
 		else if (a == "-h" || a == "--help") {
 			std::fputs(kUsage, stdout);
 			return 0;
@@ -432,6 +702,22 @@ int main(int argc, char **argv)
 	}
 	if (words.empty())
 		usage_error("no command given");
+	if (words[0] == "check") {
+		double min_free = 10.0 * 1024 * 1024 * 1024;
+		if (one_line || as_json)
+			usage_error("check prints one line per check: -o and "
+				    "--json are not for it");
+		for (size_t i = 1; i < words.size(); i++)
+			usage_error("check: unexpected '" + words[i] + "'");
+		if (!check_min_free.empty() &&
+		    (min_free = size_bytes(check_min_free)) < 0)
+			usage_error("--min-free '" + check_min_free +
+				    "': a size (bytes, or a number with K, "
+				    "M, G, T or P)");
+		return check(min_free);
+	}
+	if (!check_min_free.empty())
+		usage_error("--min-free is an option of check");
 	std::string request = tidal::wire::encode(build_request(words));
 	request.pop_back(); /* its newline: ask_plugin() frames it */
 

@@ -167,6 +167,9 @@ int tidal_engine_state_line(const char *line);
 void tidal_engine_shutdown(void);
 /* TCP port for tidalctl (CtlPort, 0 = no server). */
 int tidal_engine_ctl_port(void);
+/* The Slurm version sched/tidal was built against (SLURM_VERSION_STRING),
+ * for tidalctl show policy and tidalctl check; from init(). */
+void tidal_engine_set_slurm_version(const char *version);
 /* MetricsPort (0 = no metrics server) and MetricsAddress ("" = every
  * address; malloc'd). */
 int tidal_engine_metrics_port(void);

@@ -35,6 +35,7 @@
 #include <sstream>
 
 #include "core/model/number_text.h"
+#include "core/version.h"
 #include "plugin/sched/agents.h"
 #include "plugin/sched/c_api.h"
 #include "plugin/sched/engine.h"
@@ -275,6 +276,8 @@ std::string Engine::handle(const std::string &request, std::uint32_t uid,
 		}
 		put_str(o, "Parameters", kv);
 		put_str(o, "Rejected", bad);
+		put_str(o, "Version", TIDAL_VERSION);
+		put_str(o, "SlurmVersion", slurm_version_);
 		records.push_back(o);
 	} else if (op == "show" && what == "config") {
 		/* Each key that tidal.conf set or a reader asked for: the

@@ -753,6 +753,13 @@ extern "C" int tidal_engine_ctl_port(void)
 	return guarded(0, [] { return engine().ctl_port(); });
 }
 
+extern "C" void tidal_engine_set_slurm_version(const char *version)
+{
+	guarded([version] {
+		engine().set_slurm_version(version ? version : "");
+	});
+}
+
 extern "C" int tidal_engine_metrics_port(void)
 {
 	return guarded(0, [] { return engine().metrics_port(); });

@@ -98,6 +98,11 @@ public:
 		std::lock_guard<std::mutex> g(mu_);
 		return ctl_port_;
 	}
+	void set_slurm_version(const std::string &v)
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		slurm_version_ = v;
+	}
 	int metrics_port()
 	{
 		std::lock_guard<std::mutex> g(mu_);
@@ -158,6 +163,7 @@ private:
 	double interval_ = 2;
 	int ctl_port_ = TIDAL_CTL_PORT;
 	int metrics_port_ = 0;
+	std::string slurm_version_; /* built against; "" = not told */
 	std::string metrics_addr_;
 	/* SIGUSR1, 30 s, hold, AdminComment */
 	tidal_apply_conf_t apply_conf_ = {10, 30, 0, TIDAL_ACCT_ADMIN};

@@ -426,6 +426,7 @@ extern int init(void)
 		error("sched/tidal: not started: tidal.conf has errors");
 		return SLURM_ERROR;
 	}
+	tidal_engine_set_slurm_version(SLURM_VERSION_STRING);
 	tidal_state_load();
 	tidal_agent_on_awaited_ack(tidal_cycle_wake);
 	stop_agent = false;

@@ -7,6 +7,9 @@
 #                          its GPUs, NUMA nodes and HCAs
 #   kill -9 tidald n2      Agent=DOWN after 3 heartbeats; restarted, it
 #                          registers again and is UP
+#   tidalctl check         every check ok; n3's checkpoint directory gone,
+#                          n4's tidald killed, a plugstack.conf without
+#                          spank_tidal.so: each fails, naming what
 #   kill -9 slurmctld      the restarted plugin knows no agent: each one's
 #                          next heartbeat is refused and it registers again
 #   a non-root tidald      its node_register is refused with a clear error
@@ -51,6 +54,40 @@ start_tidald n2
 check "restarted, n2 registers again: UP" wait_for 15 agent_is n2 UP
 check "the plugin saw it come back" \
 	grep -q "agent n2 registered (again" "$T/log/slurmctld.log"
+
+# tidalctl check: the preflight, its lines and exit status.
+ctl_check() { "$TIDALCTL" check "$@" >"$T/out/check.txt" 2>&1; }
+check_line() { grep -Eq "^$1 +$2 " "$T/out/check.txt"; }
+check "tidalctl check: exit 0 with all 4 agents up" ctl_check
+cat "$T/out/check.txt" | sed 's/^/   /'
+check "... config, plugin, slurm, spank, agents and ckpt all ok" \
+	eval 'for w in config plugin slurm spank agents ckpt; do check_line $w ok || exit 1; done'
+check "... the Slurm version it was built for is slurmctld's" \
+	grep -Eq "^slurm +ok +built for Slurm $(scontrol --version | awk '{print $2}'); slurmctld runs" "$T/out/check.txt"
+check "... 4 of 4 GPU nodes have their tidald UP" grep -q "4 of 4 GPU nodes have their tidald UP" "$T/out/check.txt"
+check "tidalctl check --min-free 1P: a warning, exit 0" \
+	eval 'ctl_check --min-free 1P && check_line ckpt WARN'
+check "tidalctl check --min-free 12Q: usage error, exit 2" \
+	eval '"$TIDALCTL" check --min-free 12Q 2>/dev/null; [ $? -eq 2 ]'
+mv "$T/ckpt/n3" "$T/ckpt/n3.away"
+ckpt_fails() { ! ctl_check && check_line ckpt FAIL && grep -q "n3: no (.*ckpt/n3: No such file or directory)" "$T/out/check.txt"; }
+check "n3's checkpoint directory gone: tidalctl check fails and says why" wait_for 10 ckpt_fails
+grep "^ckpt" "$T/out/check.txt" | sed 's/^/   /'
+mv "$T/ckpt/n3.away" "$T/ckpt/n3"
+kill -9 "${APID[n4]}"
+agents_fail() { ! ctl_check && check_line agents FAIL && grep -q "3 of 4 GPU nodes have their tidald UP; not: n4 (DOWN)" "$T/out/check.txt"; }
+check "tidald n4 killed: tidalctl check fails naming n4" wait_for 15 agents_fail
+start_tidald n4
+check "n4 back: tidalctl check passes again" wait_for 15 ctl_check
+# sbatch reads the plugstack.conf of the slurm.conf it is given.
+sed "s|^PlugStackConfig=.*|PlugStackConfig=$T/etc/empty-plugstack.conf|" "$T/etc/slurm.conf" >"$T/etc/nospank.conf"
+: >"$T/etc/empty-plugstack.conf"
+spank_fails() {
+	! SLURM_CONF="$T/etc/nospank.conf" "$TIDALCTL" check >"$T/out/check2.txt" 2>&1 &&
+		grep -Eq "^spank +FAIL .*lacks --elastic-gpus" "$T/out/check2.txt"
+}
+check "a plugstack.conf without spank_tidal.so: the spank check fails" spank_fails
+grep "^spank" "$T/out/check2.txt" | sed 's/^/   /'
 
 pid=$(cat "$T/run/slurmctld.pid")
 kill -9 "$pid"

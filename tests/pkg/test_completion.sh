@@ -44,7 +44,8 @@ same "tidal-sim --trace-format: the formats of --help" "$(sim --trace-format "")
 	"elasticflow gavel lucid muri pollux sacct tidal"
 same "tidal-sim --cluster: files" "$(sim --cluster "$here/conf/slurm.c")" "$here/conf/slurm.conf"
 
-same "tidalctl: its commands" "$(ctl "")" "explain set show"
+same "tidalctl: its commands" "$(ctl "")" "check explain set show"
+same "tidalctl check: its option" "$(ctl check -)" "--min-free"
 same "tidalctl: its options" "$(ctl -)" "--help --json --oneliner --version -V -h -o"
 # What `show` accepts, as its usage error lists them.
 accepted=$(tidalctl show bogus 2>&1 | sed -n "s/.*is not one of //p" | sed 's/job ID/job/; s/, / /g' | tr ' ' '\n' | sort | tr '\n' ' ' | sed 's/ $//')

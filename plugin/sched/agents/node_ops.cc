@@ -127,6 +127,7 @@ std::string do_heartbeat(Registry &r, const wire::NodeHeartbeat &q, double now)
 	AgentInfo &a = it->second;
 	a.last_seen = now;
 	a.ckpt_free = q.ckpt_free_bytes.value_or(a.ckpt_free);
+	a.ckpt_error = q.ckpt_error.value_or(a.ckpt_error);
 	a.heartbeat_s = std::max(0.2, q.heartbeat_s.value_or(a.heartbeat_s));
 	std::vector<uint32_t> here;
 	for (const wire::JobReport &e : q.jobs) {

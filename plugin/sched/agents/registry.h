@@ -52,6 +52,7 @@ struct AgentInfo {
 	std::string topology = "{}"; /* JSON as sent */
 	std::string fabric;	     /* its fabric report (JSON), or "" */
 	uint64_t ckpt_free = 0;
+	std::string ckpt_error; /* "" = writable, as last heartbeated */
 	double heartbeat_s = 10;
 	double registered = 0, last_seen = 0;
 	int registrations = 0;

@@ -62,6 +62,9 @@ void agent_node_fields(const std::string &node, wire::CtlRecord &rec,
 	put(rec, "Agent", age <= 3 * a.heartbeat_s ? "UP" : "DOWN");
 	put(rec, "HeartbeatAge", std::to_string((long)std::lround(age)) + "s");
 	put(rec, "CkptFree", human_bytes(a.ckpt_free));
+	put(rec, "CkptDir", a.ckpt_dir);
+	put(rec, "CkptWritable",
+	    a.ckpt_error.empty() ? "yes" : "no (" + a.ckpt_error + ")");
 	json_object *t = json_tokener_parse(a.topology.c_str()), *v;
 	std::string hcas, numa;
 	std::vector<std::string> names;
