@@ -1,8 +1,8 @@
 /*
  * number_text.h - how Tidal prints a measured number for people: three
  * decimals with trailing zeros dropped, and three significant digits for a
- * value too small for that.  tidalctl's records and the plugin's JSON
- * replies print the same text.
+ * value too small for that; sizes as "12.3G".  tidalctl's records and the
+ * plugin's JSON replies print the same text.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -26,6 +26,21 @@ inline std::string decimal_text(double v)
 		std::snprintf(buf, sizeof(buf), "%.3g", v);
 		s = buf;
 	}
+	return s;
+}
+
+/* B bytes as "512.0K", "12.3G" (powers of 1024, one decimal, K to P). */
+inline std::string bytes_text(double b)
+{
+	const char *unit = "KMGTP";
+	double v = b / 1024.0;
+	int u = 0;
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	char s[32];
+	std::snprintf(s, sizeof(s), "%.1f%c", v, unit[u]);
 	return s;
 }
 

@@ -443,21 +443,6 @@ double size_bytes(const std::string &s)
 	return v * std::pow(1024.0, (double)u + 1);
 }
 
-/* B bytes as tidalctl show nodes writes them: "12.3G". */
-std::string field_bytes(double b)
-{
-	const char *unit = "KMGTP";
-	double v = b / 1024.0;
-	int u = 0;
-	while (v >= 1024 && u < 4) {
-		v /= 1024;
-		u++;
-	}
-	char s[32];
-	std::snprintf(s, sizeof(s), "%.1f%c", v, unit[u]);
-	return s;
-}
-
 /* The text value of KEY in REC ("" if absent or None). */
 std::string field(const tidal::wire::CtlRecord &rec, const std::string &key)
 {
@@ -655,12 +640,12 @@ int check(double min_free)
 				c.fail("ckpt", unwritable);
 			else if (!low.empty())
 				c.warn("ckpt", "less than " +
-						       field_bytes(min_free) +
+						       tidal::bytes_text(min_free) +
 						       " free: " + low);
 			else if (up)
 				c.ok("ckpt", "every agent's checkpoint directory "
 					     "is writable; the least free is " +
-					     field_bytes(least) + " (" +
+					     tidal::bytes_text(least) + " (" +
 					     least_node + ")");
 		} catch (const Fatal &e) {
 			c.fail("agents", e.what());

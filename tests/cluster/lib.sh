@@ -606,6 +606,17 @@ start_agents() { # a tidald on every node; RET 0 once all are UP
 	wait_for 30 agents_up
 }
 
+# elastic_sleeper LOG [NODES]: an elastic job's batch script (for --wrap)
+# that writes "start nodes=N" to LOG at each start and "checkpoint" on
+# USR1 (the resize signal), then sleeps until it is cancelled, or, on a run
+# over NODES nodes, exits 3 s in.
+elastic_sleeper() {
+	printf '%s\n' "trap 'echo checkpoint >>$1' USR1" \
+		"echo \"start nodes=\$SLURM_JOB_NUM_NODES\" >>$1" \
+		${2:+"if [ \"\$SLURM_JOB_NUM_NODES\" = $2 ]; then sleep 3; exit 0; fi"} \
+		'while :; do sleep 1 & wait $!; done'
+}
+
 # train_script FILE TRAIN_ARGS...: a batch script running tidal-launch
 # (sockets under $T/tidal-run, as start_tidald's) over tidal-train
 # TRAIN_ARGS.

@@ -40,10 +40,7 @@ acct_has() { acct "$1" "$2" | grep -q -- "$3"; }
 ended() { acct "$1" State | grep -qE '^(COMPLETED|CANCELLED|FAILED|TIMEOUT)'; }
 
 log="$T/out/elastic.log"
-elastic_job="trap 'echo checkpoint >>$log' USR1
-echo \"start nodes=\$SLURM_JOB_NUM_NODES\" >>$log
-if [ \"\$SLURM_JOB_NUM_NODES\" = 4 ]; then sleep 3; exit 0; fi
-while :; do sleep 1 & wait \$!; done"
+elastic_job=$(elastic_sleeper "$log" 4)
 
 r=$(submit -N2 --gpus-per-node=8 --wrap 'sleep 600')
 check "R ($r, 16 GPUs) starts" wait_state 30 "$r" RUNNING

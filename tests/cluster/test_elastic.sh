@@ -20,9 +20,7 @@ CheckpointTimeout=3
 RejectAction=cancel"
 
 log="$T/out/elastic.log"
-elastic_job="trap 'echo checkpoint >>$log' USR1
-echo \"start nodes=\$SLURM_JOB_NUM_NODES\" >>$log
-while :; do sleep 1 & wait \$!; done"
+elastic_job=$(elastic_sleeper "$log")
 
 r=$(submit -N2 --gpus-per-node=8 --wrap 'sleep 600')
 check "R ($r, 16 GPUs) starts" wait_state 30 "$r" RUNNING

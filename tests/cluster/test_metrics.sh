@@ -100,9 +100,7 @@ check "scraped: every agent registered" wait_for 20 at_least 'sum(tidal_agent_re
 check "scraped: cycles run" wait_for 20 at_least 'tidal_cycles_total' 1
 
 log="$T/out/elastic.log"
-elastic_job="trap 'echo checkpoint >>$log' USR1
-echo \"start nodes=\$SLURM_JOB_NUM_NODES\" >>$log
-while :; do sleep 1 & wait \$!; done"
+elastic_job=$(elastic_sleeper "$log")
 r=$(submit -N2 --gpus-per-node=4 --wrap 'sleep 600')
 check "R ($r, 8 GPUs) starts" wait_state 30 "$r" RUNNING
 e=$(submit --elastic-gpus=4-16 --gpus=4 --wrap "$elastic_job")
@@ -134,11 +132,7 @@ wait_for 30 no_jobs_active
 # ---- the agents' side: a resize through n4's tidald, a fetch on n1
 r2=$(submit -N3 --gpus-per-node=4 --wrap 'sleep 600')
 check "R2 ($r2, 12 GPUs) starts" wait_state 30 "$r2" RUNNING
-cat >"$T/out/launch.sh" <<EOF
-#!/bin/bash
-exec "$BUILD_ABS/tidal-launch" --run-dir "$T/tidal-run" -- \\
-	"$BUILD_ABS/tidal-train" --iters 10000000 --ckpt-every 200 --log-every 50
-EOF
+train_script "$T/out/launch.sh" --iters 10000000 --ckpt-every 200 --log-every 50
 l=$(submit -N1 --elastic-gpus=2-4 --gpus=2 --train-iters=10000000 "$T/out/launch.sh")
 check "L ($l, elastic 2-4, under tidal-launch) runs on n4's 4 GPUs" wait_for 40 has_gpus "$l" 4
 ckpt_done() { ls "$T/ckpt/n4/$l/"*.done >/dev/null 2>&1; }

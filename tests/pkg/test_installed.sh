@@ -10,8 +10,10 @@
 # builds them if there are none.  Skipped without root, and on a machine
 # where a tidal package is already installed (it is not this test's to
 # replace).  The cluster scripts: tidalctl (test_ctl), the agents
-# (test_agent), a preemption through tidald's checkpoint (test_agent_preempt)
-# and elastic jobs with sbatch's options, resized end to end (test_e2e);
+# (test_agent, with tidalctl check), a preemption through tidald's
+# checkpoint (test_agent_preempt), elastic jobs with sbatch's options,
+# resized end to end (test_e2e), and the metrics of the installed plugin
+# and tidald scraped by prometheus (test_metrics);
 # INSTALLED_TESTS="test_ctl ..." names others (tests/cluster/).
 #
 # GPL-2.0-or-later.
@@ -83,7 +85,7 @@ for f in /usr/bin/tidalctl /usr/bin/tidal-sim /usr/sbin/tidald \
 	/usr/bin/tidal-launch /usr/bin/tidal-train /usr/sbin/tidal-topo; do
 	ln -s "$f" "$links/$(basename "$f")"
 done
-for t in ${INSTALLED_TESTS:-test_ctl test_agent test_agent_preempt test_e2e}; do
+for t in ${INSTALLED_TESTS:-test_ctl test_agent test_agent_preempt test_e2e test_metrics}; do
 	log=$W/$t.log
 	BUILD=$links PLUGIN_BUILD=$plugindir bash "$here/tests/cluster/$t.sh" >"$log" 2>&1
 	rc=$?

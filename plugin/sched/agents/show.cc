@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/model/number_text.h"
 #include "plugin/sched/agents.h"
 #include "plugin/sched/agents/registry.h"
 #include "proto/json.h"
@@ -25,20 +26,6 @@ using namespace agents;
 
 namespace
 {
-
-std::string human_bytes(uint64_t b)
-{
-	const char *unit = "KMGTP";
-	double v = b / 1024.0;
-	int u = 0;
-	while (v >= 1024 && u < 4) {
-		v /= 1024;
-		u++;
-	}
-	char s[32];
-	std::snprintf(s, sizeof(s), "%.1f%c", v, unit[u]);
-	return s;
-}
 
 void put(wire::CtlRecord &rec, const char *k, const std::string &v)
 {
@@ -61,7 +48,7 @@ void agent_node_fields(const std::string &node, wire::CtlRecord &rec,
 	double age = std::max(0.0, wall_now() - a.last_seen);
 	put(rec, "Agent", age <= 3 * a.heartbeat_s ? "UP" : "DOWN");
 	put(rec, "HeartbeatAge", std::to_string((long)std::lround(age)) + "s");
-	put(rec, "CkptFree", human_bytes(a.ckpt_free));
+	put(rec, "CkptFree", bytes_text((double)a.ckpt_free));
 	put(rec, "CkptDir", a.ckpt_dir);
 	put(rec, "CkptWritable",
 	    a.ckpt_error.empty() ? "yes" : "no (" + a.ckpt_error + ")");
