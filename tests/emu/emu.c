@@ -675,9 +675,10 @@ void emu_print(FILE *out)
 			gpus += (int)a->gres_cnt_node_alloc[k];
 		fprintf(out,
 			"job %u %s gpus=%d nodes=%s signals=%d requeues=%u "
-			"reason=%s\n",
+			"acct=%s reason=%s\n",
 			id, job_state_string(j->job_state), gpus,
 			j->nodes ? j->nodes : "-", signals[id], j->restart_cnt,
+			j->admin_comment ? j->admin_comment : "-",
 			j->state_desc ? j->state_desc : "-");
 	}
 }
