@@ -30,7 +30,7 @@ version=$(dpkg-parsechangelog -l "$here/debian/changelog" -S Version)
 arch=$(dpkg --print-architecture)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 plugindir=/usr/lib/$multiarch/slurm-wlm
-out=${DEB_DIR:-$here/$BUILD/deb}
+out=$(realpath -m "${DEB_DIR:-$here/$BUILD/deb}") # apt-get install takes paths, not names
 debs=()
 for p in $pkgs; do debs+=("$out/${p}_${version}_${arch}.deb"); done
 if ! ls "${debs[@]}" >/dev/null 2>&1; then
