@@ -51,8 +51,8 @@ MHD_Result reply(MHD_Connection *c, unsigned status, const std::string &body,
 }
 
 MHD_Result handle(void *cls, MHD_Connection *c, const char *url,
-		  const char *method, const char *, const char *,
-		  size_t *upload_size, void **)
+		  const char *method, const char *, const char *, size_t *,
+		  void **)
 {
 	auto *s = static_cast<MetricsServer *>(cls);
 	const char *text = "text/plain; charset=utf-8";
@@ -60,9 +60,6 @@ MHD_Result handle(void *cls, MHD_Connection *c, const char *url,
 	    std::strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED,
 			     std::string(method) + " is not served here\n",
-			     text);
-	if (*upload_size)
-		return reply(c, MHD_HTTP_BAD_REQUEST, "a GET has no body\n",
 			     text);
 	if (!std::strcmp(url, "/metrics"))
 		return reply(c, MHD_HTTP_OK, s->render(),

@@ -490,6 +490,17 @@ struct Checks {
 	}
 };
 
+/* The plugin's reply to show WHAT (die() on no reply). */
+tidal::wire::CtlReply ask_show(const Target &t, const std::string &what)
+{
+	tidal::wire::CtlRequest q;
+	q.op = "show";
+	q.what = what;
+	std::string req = tidal::wire::encode(q);
+	req.pop_back(); /* its newline: ask_plugin() frames it */
+	return parse_reply(t, ask_plugin(t, req));
+}
+
 /* The preflight of tidalctl(1), CHECK: each line is ok, WARN or FAIL;
  * RET the exit status (1 if any failed). */
 int check(double min_free)
@@ -520,12 +531,7 @@ int check(double min_free)
 	/* The plugin, and what it was built for. */
 	tidal::wire::CtlRecord policy;
 	try {
-		tidal::wire::CtlRequest q;
-		q.op = "show";
-		q.what = "policy";
-		std::string req = tidal::wire::encode(q);
-		req.pop_back();
-		tidal::wire::CtlReply r = parse_reply(t, ask_plugin(t, req));
+		tidal::wire::CtlReply r = ask_show(t, "policy");
 		if (!r.ok || r.records.empty())
 			die(r.ok ? "no policy record" : r.error);
 		policy = r.records[0];
@@ -592,13 +598,7 @@ int check(double min_free)
 		c.fail("agents", "sched/tidal did not answer");
 	} else {
 		try {
-			tidal::wire::CtlRequest q;
-			q.op = "show";
-			q.what = "nodes";
-			std::string req = tidal::wire::encode(q);
-			req.pop_back();
-			tidal::wire::CtlReply r =
-				parse_reply(t, ask_plugin(t, req));
+			tidal::wire::CtlReply r = ask_show(t, "nodes");
 			if (!r.ok)
 				die(r.error);
 			std::string down, unwritable, low, least_node;

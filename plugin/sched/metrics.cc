@@ -123,8 +123,14 @@ void metrics_plan(const std::vector<Job> &jobs, const Plan &plan,
 			 job_class(j) }]++;
 	for (const auto &[k, n] : counts)
 		r.set("tidal_jobs", { k.first, k.second }, n);
-	r.clear("tidal_policy_info");
-	r.set("tidal_policy_info", { policy }, 1);
+	/* Only when it changed: a scrape between the two calls would see
+	 * no policy.  (Called under the engine's lock: one at a time.) */
+	static std::string shown;
+	if (policy != shown) {
+		r.clear("tidal_policy_info");
+		r.set("tidal_policy_info", { policy }, 1);
+		shown = policy;
+	}
 }
 
 } /* namespace tidal::plugin */
