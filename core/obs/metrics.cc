@@ -144,13 +144,13 @@ std::string Registry::label_text(const Family &f,
 }
 
 Registry::Family &Registry::family(const std::string &name, Metric type,
-				   size_t nvalues)
+				   size_t nvalues, bool or_gauge)
 {
 	auto it = index_.find(name);
 	if (it == index_.end())
 		throw std::logic_error("metric " + name + " not declared");
 	Family &f = families_[it->second];
-	if (f.type != type)
+	if (f.type != type && !(or_gauge && f.type == Metric::Gauge))
 		throw std::logic_error("metric " + name + " is a " +
 				       type_name(f.type));
 	if (nvalues != f.labels.size())
@@ -165,13 +165,8 @@ void Registry::add(const std::string &name,
 		   const std::vector<std::string> &values, double by)
 {
 	std::lock_guard<std::mutex> g(mu_);
-	auto it = index_.find(name);
-	Metric t = it != index_.end() && families_[it->second].type ==
-						   Metric::Gauge
-			   ? Metric::Gauge
-			   : Metric::Counter;
-	Family &f = family(name, t, values.size());
-	if (t == Metric::Counter && !(by >= 0))
+	Family &f = family(name, Metric::Counter, values.size(), true);
+	if (f.type == Metric::Counter && !(by >= 0))
 		throw std::logic_error("counter " + name +
 				       " cannot go down");
 	f.series[label_text(f, values)].value += by;

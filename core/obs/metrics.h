@@ -80,7 +80,9 @@ private:
 		std::vector<double> buckets;
 		std::map<std::string, Series> series; /* by rendered labels */
 	};
-	Family &family(const std::string &name, Metric type, size_t nvalues);
+	/* Family NAME, of TYPE (or a gauge, OR_GAUGE) and NVALUES labels. */
+	Family &family(const std::string &name, Metric type, size_t nvalues,
+		       bool or_gauge = false);
 	static std::string label_text(const Family &f,
 				      const std::vector<std::string> &values);
 

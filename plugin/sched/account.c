@@ -37,10 +37,9 @@ static char policy[64] = "?";
 
 extern void tidal_account_configure(const tidal_apply_conf_t *conf)
 {
-	const char *p = tidal_engine_policy();
-
 	mode = conf->acct_comment;
-	snprintf(policy, sizeof(policy), "%s", p && *p ? p : "?");
+	snprintf(policy, sizeof(policy), "%s",
+		 conf->policy[0] ? conf->policy : "?");
 }
 
 /* What the comment holds now: the counts, or zeros. */

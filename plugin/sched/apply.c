@@ -188,8 +188,6 @@ extern void tidal_set_reason(job_record_t *job_ptr, const char *prefix,
 	xfree(job_ptr->state_desc);
 	job_ptr->state_desc = desc;
 	last_job_update = time(NULL);
-	if (!strcmp(prefix, TIDAL_REJECT_PREFIX))
-		tidal_account_rejected(job_ptr, why);
 }
 
 static bool _still_pending(job_record_t *job_ptr, time_t now)
@@ -801,12 +799,12 @@ static void _apply_reject(const tidal_decision_t *d, job_record_t *job_ptr,
 
 	if (!_still_pending(job_ptr, now))
 		return;
+	/* Before a cancel, which sends the AdminComment to slurmdbd. */
+	tidal_account_rejected(job_ptr, d->reason);
 	if (!conf->reject_cancel) {
 		tidal_set_reason(job_ptr, TIDAL_REJECT_PREFIX, d->reason);
 		return;
 	}
-	/* Before the cancel, which sends the AdminComment to slurmdbd. */
-	tidal_account_rejected(job_ptr, d->reason);
 	rc = job_signal(job_ptr, SIGKILL, 0, 0, false);
 	info("sched/tidal: cancelled %pJ: %s%s%s", job_ptr, d->reason,
 	     rc ? ": " : "", rc ? slurm_strerror(rc) : "");
@@ -970,6 +968,8 @@ static int _write_reasons(const tidal_snap_t *snap, const tidal_plan_t *plan,
 		if (!job_ptr || !_still_pending(job_ptr, now))
 			continue;
 		tidal_set_reason(job_ptr, _reason_prefix(d), d->reason);
+		if (d->action == TIDAL_REJECT)
+			tidal_account_rejected(job_ptr, d->reason);
 		if ((m = _memo(snap, d))) {
 			m->desc_set = job_ptr->state_desc;
 			m->text_hash = r->text;

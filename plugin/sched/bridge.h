@@ -130,6 +130,7 @@ typedef struct {
 	int reject_cancel;         /* infeasible jobs: 1 cancel, 0 hold */
 	int acct_comment;          /* TIDAL_ACCT_*: where sacct shows Tidal's
 				    * decisions (account.c) */
+	char policy[64];           /* the policy in force, for account.c */
 } tidal_apply_conf_t;
 
 enum { TIDAL_ACCT_NONE = 0, TIDAL_ACCT_ADMIN = 1 };

@@ -617,28 +617,27 @@ int Engine::decide(const tidal_snap_t &s, tidal_plan_t *out)
 	if (!log.empty())
 		out->log = c_string(log);
 	record(s, jobs, plan, out->decide_ms);
-	count_admissions(jobs, plan);
+	count_admissions(jobs, plan, index_of);
 	metrics_plan(jobs, plan, name_);
 	return 0;
 }
 
 /* Each job once: rejected (its first Reject), or admitted (a job with a
  * deadline, at its first start). */
-void Engine::count_admissions(const std::vector<Job> &jobs, const Plan &plan)
+void Engine::count_admissions(
+	const std::vector<Job> &jobs, const Plan &plan,
+	const std::unordered_map<JobId, int> &index_of)
 {
-	std::unordered_map<JobId, const Job *> by_id(jobs.size() * 2);
-	for (const Job &j : jobs)
-		by_id[j.id] = &j;
 	for (const Decision &d : plan.decisions) {
 		auto m = memo_.find(d.job);
 		if (m == memo_.end() || m->second.admission)
 			continue;
-		auto j = by_id.find(d.job);
+		auto j = index_of.find(d.job);
 		if (d.action == Action::Reject) {
 			m->second.admission = 2;
 			tidal_metrics_admission(0);
-		} else if (d.action == Action::Start && j != by_id.end() &&
-			   j->second->has_deadline()) {
+		} else if (d.action == Action::Start && j != index_of.end() &&
+			   jobs[j->second].has_deadline()) {
 			m->second.admission = 1;
 			tidal_metrics_admission(1);
 		}

@@ -9,6 +9,7 @@
  */
 #pragma once
 
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -132,6 +133,8 @@ public:
 	{
 		std::lock_guard<std::mutex> g(mu_);
 		*c = apply_conf_;
+		std::snprintf(c->policy, sizeof(c->policy), "%s",
+			      name_.c_str());
 	}
 	/* Plugin state (state.c): memo lines into *OUT unless nothing changed
 	 * since the last dump (RET false) and not FORCE; one line back in. */
@@ -151,7 +154,8 @@ private:
 		      std::string *log);
 	void fill_cluster(const tidal_snap_t &s, Cluster *c);
 	void forget_old(double now);
-	void count_admissions(const std::vector<Job> &jobs, const Plan &plan);
+	void count_admissions(const std::vector<Job> &jobs, const Plan &plan,
+			      const std::unordered_map<JobId, int> &index_of);
 	std::string set_policy(const std::string &name);
 	void record(const tidal_snap_t &s, const std::vector<Job> &jobs,
 		    const Plan &plan, double decide_ms);
@@ -166,7 +170,7 @@ private:
 	std::string slurm_version_; /* built against; "" = not told */
 	std::string metrics_addr_;
 	/* SIGUSR1, 30 s, hold, AdminComment */
-	tidal_apply_conf_t apply_conf_ = {10, 30, 0, TIDAL_ACCT_ADMIN};
+	tidal_apply_conf_t apply_conf_ = {10, 30, 0, TIDAL_ACCT_ADMIN, ""};
 	std::vector<std::string> node_names_;
 	std::unordered_map<std::uint32_t, JobMemo> memo_;
 	std::uint64_t next_seq_ = 0;

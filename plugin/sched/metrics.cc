@@ -82,11 +82,12 @@ void declare(obs::Registry &r)
 	});
 }
 
-const char *job_class(const Job &j)
+const char *const kStates[] = { "pending", "running" };
+const char *const kClasses[] = { "rigid", "elastic", "best_effort" };
+
+int job_class(const Job &j)
 {
-	if (j.best_effort)
-		return "best_effort";
-	return j.elastic() ? "elastic" : "rigid";
+	return j.best_effort ? 2 : j.elastic() ? 1 : 0;
 }
 
 } /* namespace */
@@ -114,15 +115,13 @@ void metrics_plan(const std::vector<Job> &jobs, const Plan &plan,
 			c = (char)std::tolower((unsigned char)c);
 		r.add("tidal_decisions_total", { name }, n);
 	}
-	std::map<std::pair<std::string, std::string>, double> counts;
-	for (const char *st : { "pending", "running" })
-		for (const char *cl : { "rigid", "elastic", "best_effort" })
-			counts[{ st, cl }] = 0;
+	double counts[2][3] = {};
 	for (const Job &j : jobs)
-		counts[{ j.state == JobState::Running ? "running" : "pending",
-			 job_class(j) }]++;
-	for (const auto &[k, n] : counts)
-		r.set("tidal_jobs", { k.first, k.second }, n);
+		counts[j.state == JobState::Running][job_class(j)]++;
+	for (int st = 0; st < 2; st++)
+		for (int cl = 0; cl < 3; cl++)
+			r.set("tidal_jobs", { kStates[st], kClasses[cl] },
+			      counts[st][cl]);
 	/* Only when it changed: a scrape between the two calls would see
 	 * no policy.  (Called under the engine's lock: one at a time.) */
 	static std::string shown;

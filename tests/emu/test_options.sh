@@ -13,6 +13,8 @@ expect 1 '^job 2 PENDING gpus=0 .*reason=TidalReject: --elastic-gpus=2-8: the jo
 	"a request outside the range: rejected with both numbers"
 expect 1 '^job 3 PENDING gpus=0 .*reason=TidalReject: --elastic-gpus=1-4096: MAX is more than the 32 GPUs of the cluster; MAX must be at most 32$' \
 	"MAX beyond the cluster: rejected, naming its GPU count"
+expect 1 '^job 2 PENDING .* acct=Tidal policy=[a-z-]+ gpus=0 resizes=0 preempts=0 rejected=--elastic-gpus=2-8: the job asks for 16 GPUs, outside the range; its GPU request must be from MIN to MAX reason=' \
+	"a held rejection is in its AdminComment too"
 expect 1 '^job 4 RUNNING gpus=8 ' "2 nodes x 1 GPU is within 2-8: it runs (and grows)"
 expect 1 '^job 5 RUNNING gpus=8 ' "a request within the range runs"
 
