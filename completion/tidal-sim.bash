@@ -10,7 +10,8 @@
 
 _tidal_sim_list()
 {
-	# _tidal_sim_list PROG presets|policies: the names of that section.
+	# _tidal_sim_list PROG presets|policies|formats: the names of that
+	# section of --list.
 	"$1" --list 2>/dev/null |
 		awk -v want="$2:" '$0 == want {p = 1; next} /^[a-z]/ {p = 0} p {print $1}'
 }
@@ -33,9 +34,7 @@ _tidal_sim()
 		compopt -o nospace 2>/dev/null
 		return ;;
 	--trace-format)
-		# "--trace-format F   muri, elasticflow, ..." in --help.
-		COMPREPLY=($(compgen -W "$("$prog" --help 2>/dev/null |
-			sed -n 's/^ *--trace-format F *//p' | tr -d ,)" -- "$cur"))
+		COMPREPLY=($(compgen -W "$(_tidal_sim_list "$prog" formats)" -- "$cur"))
 		return ;;
 	--cluster | --trace | --profiles | --policy-config | --estimates | \
 	--json | --jobs-csv | --timeseries-csv | --plot)

@@ -45,7 +45,8 @@ const char *kUsage =
 	"  --cluster FILE         slurm.conf (gres.conf/topology.conf beside it),\n"
 	"                         an anchor cluster-spec CSV, or a VC config CSV\n"
 	"  --trace FILE           job trace; the format is detected\n"
-	"  --trace-format F       muri, elasticflow, lucid, pollux, gavel, sacct, tidal\n"
+	"  --trace-format F       muri, elasticflow, lucid, pollux, gavel, sacct,\n"
+	"                         tidal, ub (see --list)\n"
 	"  --policy P[,P...]      policies to compare (see --list)\n"
 	"  --profiles PATH        throughput tables in the anchor's own form\n"
 	"  --policy-config FILE   policy parameters: Key=Value lines or a JSON file\n"
@@ -57,7 +58,7 @@ const char *kUsage =
 	"  --plot FILE.svg        JCT CDF and GPU utilisation per policy\n"
 	"  --seed N               seed for randomised policies (default 1)\n"
 	"  --quiet                no table, no progress bar\n"
-	"  --list                 list presets and policies\n"
+	"  --list                 list presets, policies and trace formats\n"
 	"  --help, --version\n";
 
 struct Options {
@@ -189,6 +190,9 @@ void list_all()
 	std::printf("policies:\n");
 	for (const PolicyInfo *p : all_policies())
 		std::printf("  %-22s %s\n", p->name.c_str(), p->summary.c_str());
+	std::printf("formats:\n");
+	for (const TraceFormat &f : trace_formats())
+		std::printf("  %-22s %s\n", f.name.c_str(), f.what.c_str());
 }
 
 /* getopt_long's own messages are off (opterr = 0), so that a bad option

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 
 #include "core/model/suggest.h"
@@ -45,6 +46,42 @@ bool parse_datetime(const std::string &s, double *out)
 	tm.tm_sec = sec;
 	*out = (double)timegm(&tm);
 	return true;
+}
+
+/* A non-negative decimal of at most 9 digits at S; advances S. */
+static bool small_number(const char *&s, long *out)
+{
+	const char *b = s;
+	long v = 0;
+	while (*s >= '0' && *s <= '9' && s - b < 9)
+		v = v * 10 + (*s++ - '0');
+	if (s == b || (*s >= '0' && *s <= '9'))
+		return false;
+	*out = v;
+	return true;
+}
+
+/* "[D-]HH:MM:SS", "MM:SS" (sacct's forms).  RET: seconds, or -1 for
+ * anything else ("UNLIMITED", "Partition_Limit", ""). */
+double slurm_duration(const std::string &text)
+{
+	long f[3] = {0, 0, 0}, d = 0;
+	int n = 0;
+	const char *s = text.c_str();
+	bool days = std::strchr(s, '-') != nullptr;
+	if (days && (!small_number(s, &d) || *s++ != '-'))
+		return -1;
+	while (n < 3) {
+		if (!small_number(s, &f[n++]))
+			return -1;
+		if (*s != ':')
+			break;
+		s++;
+	}
+	if (*s || n < 2 || (days && n != 3))
+		return -1;
+	long h = n == 3 ? f[0] : 0, m = f[n - 2], sec = f[n - 1];
+	return ((d * 24.0 + h) * 60 + m) * 60 + sec;
 }
 
 void JobIdSet::add(const Csv &csv, size_t row, JobId id)
@@ -306,6 +343,8 @@ void read_gavel(const std::string &path, const std::string &text, Trace &t);
 void read_sacct(const std::string &path, const std::string &text, Trace &t);
 bool detect_gavel(const std::string &head);
 bool detect_sacct(const std::string &head);
+void read_ub(const std::string &path, const std::string &text, Trace &t);
+bool detect_ub(const std::string &head);
 
 const std::vector<TraceFormat> &trace_formats()
 {
@@ -316,7 +355,9 @@ const std::vector<TraceFormat> &trace_formats()
 		 },
 		 read_muri,
 		 {"job_id", "num_gpu", "submit_time", "iterations",
-		  "model_name", "duration", "iteration_time"}},
+		  "model_name", "duration", "iteration_time"},
+		 ',',
+		 "Muri/Tiresias CSV (job_id,num_gpu,submit_time,...; ms)"},
 		{"elasticflow",
 		 [](const std::string &h) {
 			 return starts_with(h, "job_id,submit_time,iteration,") ||
@@ -325,28 +366,42 @@ const std::vector<TraceFormat> &trace_formats()
 		 read_elasticflow,
 		 {"job_id", "submit_time|submission_time",
 		  "iteration|num_iteration", "model_name", "ddl|deadline",
-		  "batch_size", "num_gpu", "duration"}},
+		  "batch_size", "num_gpu", "duration"},
+		 ',',
+		 "ElasticFlow CSV (job_id,submit_time,iteration,...) and the "
+		 "ITP traces"},
 		{"lucid",
 		 [](const std::string &h) {
 			 return starts_with(h, "job_id,user,vc,");
 		 },
 		 read_lucid,
 		 {"job_id", "user", "vc", "gpu_num", "submit_time",
-		  "duration"}},
+		  "duration"},
+		 ',',
+		 "Helios/Lucid CSV (job_id,user,vc,...; datetimes)"},
 		{"pollux",
 		 [](const std::string &h) {
 			 return starts_with(h, "name,time,application,");
 		 },
 		 read_pollux,
-		 {"name", "time", "application", "num_replicas", "batch_size"}},
-		{"gavel", detect_gavel, read_gavel, {}},
-		{"sacct", detect_sacct, read_sacct, {"JobID", "Submit"}, '|'},
+		 {"name", "time", "application", "num_replicas", "batch_size"},
+		 ',',
+		 "Pollux workload CSV (name,time,application,...)"},
+		{"gavel", detect_gavel, read_gavel, {}, ',',
+		 "Gavel/Shockwave .trace (12 tab-separated columns)"},
+		{"sacct", detect_sacct, read_sacct, {"JobID", "Submit"}, '|',
+		 "Slurm's history: sacct --parsable2 with JobID and Submit"},
 		{"tidal",
 		 [](const std::string &h) {
 			 return starts_with(h, "id,submit,gpus,duration");
 		 },
 		 read_tidal,
-		 {"id", "submit", "gpus", "duration"}},
+		 {"id", "submit", "gpus", "duration"},
+		 ',',
+		 "Tidal's own CSV (id,submit,gpus,duration[,...])"},
+		{"ub", detect_ub, read_ub, {}, ',',
+		 "the UB Slurm Simulator's events file (-dt S -e "
+		 "submit_batch_job | OPTIONS)"},
 	};
 	return formats;
 }

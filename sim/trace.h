@@ -18,6 +18,9 @@
  *   gavel        12 tab-separated columns (Gavel/Shockwave .trace)
  *   sacct        '|' separated with JobID and Submit (sacct --parsable2)
  *   tidal        id,submit,gpus,duration[,...]   Tidal's own CSV
+ *   ub           "-dt S -e submit_batch_job | .." the UB CCR Slurm
+ *                                                Simulator's events file
+ *                                                (sim/readers/ub.cc)
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -63,6 +66,7 @@ struct TraceFormat {
 	 * header that was not recognised lacks. */
 	std::vector<std::string> columns;
 	char sep = ',';
+	std::string what; /* a line for tidal-sim --list */
 };
 
 const std::vector<TraceFormat> &trace_formats();
@@ -80,5 +84,10 @@ Trace load_trace(const std::string &path, const std::string &format = "");
 /* Seconds since the Unix epoch for "YYYY-MM-DD HH:MM:SS" or
  * "YYYY-MM-DDTHH:MM:SS", read as UTC.  RET: false if malformed. */
 bool parse_datetime(const std::string &s, double *out);
+
+/* Seconds in a Slurm duration as sacct prints it: "[D-]HH:MM:SS" or
+ * "MM:SS".  RET: -1 for anything else ("UNLIMITED", "Partition_Limit",
+ * ""). */
+double slurm_duration(const std::string &text);
 
 } /* namespace tidal::sim */

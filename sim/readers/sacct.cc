@@ -23,6 +23,7 @@
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 #include <unordered_set>
@@ -40,42 +41,6 @@ bool detect_sacct(const std::string &head)
 	       first.find("Submit") != std::string::npos;
 }
 
-/* A non-negative decimal of at most 9 digits at S; advances S. */
-static bool small_number(const char *&s, long *out)
-{
-	const char *b = s;
-	long v = 0;
-	while (*s >= '0' && *s <= '9' && s - b < 9)
-		v = v * 10 + (*s++ - '0');
-	if (s == b || (*s >= '0' && *s <= '9'))
-		return false;
-	*out = v;
-	return true;
-}
-
-/* "[D-]HH:MM:SS", "MM:SS" (sacct's forms).  RET: seconds, or -1 for
- * anything else ("UNLIMITED", "Partition_Limit", ""). */
-static double slurm_duration(const std::string &text)
-{
-	long f[3] = {0, 0, 0}, d = 0;
-	int n = 0;
-	const char *s = text.c_str();
-	bool days = std::strchr(s, '-') != nullptr;
-	if (days && (!small_number(s, &d) || *s++ != '-'))
-		return -1;
-	while (n < 3) {
-		if (!small_number(s, &f[n++]))
-			return -1;
-		if (*s != ':')
-			break;
-		s++;
-	}
-	if (*s || n < 2 || (days && n != 3))
-		return -1;
-	long h = n == 3 ? f[0] : 0, m = f[n - 2], sec = f[n - 1];
-	return ((d * 24.0 + h) * 60 + m) * 60 + sec;
-}
-
 /* GPUs in a TRES string: "billing=8,cpu=8,gres/gpu=4,gres/gpu:a100=4". The
  * typed entry repeats the untyped one, so the untyped one wins.  Counts
  * that are not small non-negative numbers are ignored. */
@@ -89,10 +54,11 @@ static int tres_gpus(const std::string &tres)
 		if (eq == std::string::npos)
 			continue;
 		std::string key = item.substr(0, eq);
-		const char *v = item.c_str() + eq + 1;
-		long n;
-		if (!small_number(v, &n) || *v)
+		const std::string v = item.substr(eq + 1);
+		if (v.empty() || v.size() > 9 ||
+		    v.find_first_not_of("0123456789") != std::string::npos)
 			continue;
+		long n = std::atol(v.c_str());
 		if (key == "gres/gpu")
 			untyped = n;
 		else if (key.rfind("gres/gpu:", 0) == 0)
@@ -105,11 +71,10 @@ static int tres_gpus(const std::string &tres)
  * number before the separator; JobIDRaw, when present, is unique. */
 static bool plain_id(const std::string &s, JobId *out)
 {
-	const char *p = s.c_str();
-	long v;
-	if (s.size() > 9 || !small_number(p, &v) || *p)
+	if (s.empty() || s.size() > 9 ||
+	    s.find_first_not_of("0123456789") != std::string::npos)
 		return false;
-	*out = v;
+	*out = std::atol(s.c_str());
 	return true;
 }
 

@@ -13,7 +13,7 @@
 #
 # The targets (each file's banner says what it checks):
 #
-#   muri elasticflow lucid pollux gavel sacct tidal
+#   muri elasticflow lucid pollux gavel sacct tidal ub
 #                 one trace reader each (fuzz_trace.cc, -DFUZZ_FORMAT)
 #   cluster       load_cluster: slurm.conf, gres.conf, topology.conf, CSVs
 #                 (fuzz_cluster.cc)
@@ -43,7 +43,7 @@
 CLANG ?= $(shell command -v clang++ 2>/dev/null)
 FUZZ_BUILD := build-fuzz
 FUZZ_SECONDS ?= 5
-FUZZ_FORMATS := muri elasticflow lucid pollux gavel sacct tidal
+FUZZ_FORMATS := muri elasticflow lucid pollux gavel sacct tidal ub
 FUZZ_TARGETS := $(FUZZ_FORMATS) cluster options ckpt agent-wire plugin-wire \
 	conf
 ifeq ($(HAVE_SLURM_SRC),1)

@@ -40,8 +40,8 @@ same "tidal-sim: every option of --help" "$(sim "")" "$want_opts"
 same "tidal-sim --preset: every preset of --list" "$(sim --preset "")" "$(list presets)"
 same "tidal-sim --policy: every policy of --list" "$(sim --policy "")" "$(list policies)"
 same "tidal-sim --policy fifo,ti: the word after the comma" "$(sim --policy fifo,ti)" "fifo,tiresias"
-same "tidal-sim --trace-format: the formats of --help" "$(sim --trace-format "")" \
-	"elasticflow gavel lucid muri pollux sacct tidal"
+same "tidal-sim --trace-format: the formats of --list" "$(sim --trace-format "")" \
+	"elasticflow gavel lucid muri pollux sacct tidal ub"
 same "tidal-sim --cluster: files" "$(sim --cluster "$here/conf/slurm.c")" "$here/conf/slurm.conf"
 
 same "tidalctl: its commands" "$(ctl "")" "check explain set show"

@@ -295,6 +295,91 @@ static void test_sacct_start_end_and_ids(void **)
 	near(t.jobs[2].submit, 0);
 }
 
+/* The UB Slurm Simulator's events file: GPUs from --gres per node times
+ * the nodes (-N, or ntasks over ntasks-per-node) or from --gpus; run time
+ * -sim-walltime, -1 = the time limit; CPU-only jobs, jobs of no run time
+ * and other events skipped. */
+static void test_ub(void **)
+{
+	Trace t = load_trace(put(
+		"-dt 0 -e submit_batch_job | -J jobid_1001 -sim-walltime 0 "
+		"--uid=user5 -t 00:01:00 -n 12 --ntasks-per-node=12 -A a2 "
+		"-p normal -q normal --gres=gpu:1 pseudo.job\n"
+		"-dt 2 -e submit_batch_job | -J jobid_1003 -sim-walltime 5 "
+		"--uid=user4 -t 00:01:00 -n 1 pseudo.job\n"
+		"# a comment\n"
+		"-dt 16 -e submit_batch_job | -J jobid_1004 -sim-walltime 21 "
+		"--uid=user3 -t 2-01:30 -n 24 --ntasks-per-node=12 -A a1 "
+		"--gres=gpu:v100:2 --exclusive pseudo.job\n"
+		"-dt 19 -e submit_batch_job | -J jobid_1005 -sim-walltime -1 "
+		"--time 90 -N 3 --gpus-per-node=4 -c 2 -n 3 pseudo.job\n"
+		"-dt 20 -e send_job_update | -J jobid_1004\n"
+		"-dt 21.5 -e submit_batch_job | -J late -sim-walltime 7 "
+		"-G 6 --mem=500000 --constraint=CPU-N pseudo.job\n"));
+	assert_string_equal(t.format.c_str(), "ub");
+	assert_int_equal(t.jobs.size(), 3);
+	assert_int_equal(t.skipped, 3);
+	assert_non_null(strstr(t.warnings[0].c_str(),
+			       ":1: job jobid_1001 runs 0 s; skipped"));
+	assert_non_null(strstr(t.warnings[1].c_str(),
+			       ":2: job jobid_1003 uses no GPU; skipped"));
+	assert_non_null(strstr(t.warnings[2].c_str(),
+			       ":6: event 'send_job_update' is not a job "
+			       "submission; skipped"));
+	const Job &a = t.jobs[0], &b = t.jobs[1], &c = t.jobs[2];
+	assert_int_equal(a.id, 1004);
+	assert_int_equal(a.gpus, 4); /* 2 per node on 24 / 12 nodes */
+	near(a.submit, 16);
+	near(a.duration, 21);
+	near(a.estimate, ((2 * 24 + 1) * 60 + 30) * 60);
+	assert_string_equal(a.user.c_str(), "user3");
+	assert_string_equal(a.group.c_str(), "a1"); /* no -p: the account */
+	assert_int_equal(a.cpus, 24);
+	assert_int_equal(t.line(a), 4);
+	assert_int_equal(b.id, 1005);
+	assert_int_equal(b.gpus, 12);
+	near(b.duration, 90 * 60); /* -1: its limit of 90 minutes */
+	assert_int_equal(b.cpus, 6);
+	assert_int_equal(c.id, 1006); /* past the largest jobid_N */
+	assert_string_equal(c.name.c_str(), "late");
+	assert_int_equal(c.gpus, 6);
+	near(c.submit, 21.5);
+	near(c.estimate, -1);
+}
+
+static void test_ub_errors(void **)
+{
+	const char *head = "-dt 0 -e submit_batch_job | -J jobid_1 ";
+	expect_error(std::string(head) + "-sim-walltime 5 -G 1 -t 1:2:3:4 x\n",
+		     "", "F:1: time limit '1:2:3:4' is not one of Slurm's forms "
+			 "(M, M:S, H:M:S, D-H, D-H:M, D-H:M:S)");
+	expect_error(std::string(head) + "-sim-walltime -1 -G 1 x\n", "",
+		     "F:1: job jobid_1 runs until its time limit (-sim-walltime "
+		     "-1) but has no -t");
+	expect_error(std::string(head) + "-G 1 x\n", "",
+		     "F:1: job jobid_1 has no -sim-walltime (its run time)");
+	expect_error(std::string(head) + "-sim-walltime ten -G 1 x\n", "",
+		     "F:1: -sim-walltime 'ten' is not seconds >= 0 or -1 (until "
+		     "the time limit)");
+	expect_error(std::string(head) + "-sim-walltime 5 --gpus=two x\n", "",
+		     "F:1: --gpus=two: not a whole number");
+	expect_error(std::string(head) + "-sim-walltime 5 -G\n", "",
+		     "F:1: -G has no value");
+	expect_error("-dt -3 -e submit_batch_job | -G 1\n", "",
+		     "F:1: -dt '-3' is not a number of seconds >= 0");
+	expect_error("-dt 0 -e submit_batch_job | -G 1 -sim-walltime 5\n"
+		     "-dt 1 -e x\n", "ub",
+		     "F:2: no '|' between the event and its sbatch options "
+		     "(expected '-dt SECONDS -e submit_batch_job | OPTIONS')");
+	expect_error("-dt 0 -x 1 -e submit_batch_job | -G 1\n", "ub",
+		     "F:1: unexpected '-x' before '|' (expected -dt SECONDS -e "
+		     "EVENT)");
+	expect_error("-dt 0 -e submit_batch_job | -G 1\n", "",
+		     "F:1: the job has no -sim-walltime (its run time)");
+	expect_error("-dt 0 -e submit_batch_job | -J a -sim-walltime 5 x\n",
+		     "", "F: the trace holds no usable job");
+}
+
 static void test_tidal(void **)
 {
 	Trace t = load_trace(put(
@@ -326,7 +411,7 @@ static void test_detection(void **)
 		     "F:1: cannot tell the trace format from the first line");
 	expect_error(mini, "csv", "F: unknown trace format 'csv' (known: "
 				  "muri, elasticflow, lucid, pollux, gavel, "
-				  "sacct, tidal)");
+				  "sacct, tidal, ub)");
 	expect_error("id,submit,gpus,duration\n", "",
 		     "F: the trace holds no usable job");
 	/* Detection looks at the first line of each format. */
@@ -371,7 +456,7 @@ static void test_detection_explains(void **)
 	expect_error("id,a,b,c\n1,2,3,4\n", "",
 		     "F:1: cannot tell the trace format from the first line; "
 		     "give --trace-format (known: muri, elasticflow, lucid, "
-		     "pollux, gavel, sacct, tidal)");
+		     "pollux, gavel, sacct, tidal, ub)");
 }
 
 /* Each job knows the line it was read from, blank lines counted. */
@@ -471,6 +556,8 @@ int main(void)
 		cmocka_unit_test(test_gavel),
 		cmocka_unit_test(test_sacct),
 		cmocka_unit_test(test_sacct_start_end_and_ids),
+		cmocka_unit_test(test_ub),
+		cmocka_unit_test(test_ub_errors),
 		cmocka_unit_test(test_tidal),
 		cmocka_unit_test(test_detection),
 		cmocka_unit_test(test_detection_explains),
