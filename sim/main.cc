@@ -28,6 +28,7 @@
 #include "core/version.h"
 #include "sim/cluster_io.h"
 #include "sim/csv.h"
+#include "sim/live.h"
 #include "sim/preset.h"
 #include "sim/report.h"
 #include "sim/trace.h"
@@ -57,6 +58,13 @@ const char *kUsage =
 	"  --timeseries-csv FILE  busy GPUs over time per policy\n"
 	"  --plot FILE.svg        JCT CDF and GPU utilisation per policy\n"
 	"  --seed N               seed for randomised policies (default 1)\n"
+	"  --speedup F            replay the trace F times faster: every time\n"
+	"                         divided by F (for a live replay)\n"
+	"  --submit-plan FILE     the trace's jobs as sbatch submissions, for\n"
+	"                         scripts/sim_live.sh (live replay)\n"
+	"  --live-result FILE     sacct's record of the live replay (sacct -a -D\n"
+	"                         -X --parsable2): its metrics beside the replay's\n"
+	"  --acct-out FILE        every job's Submit/Start/End as sacct --parsable2\n"
 	"  --quiet                no table, no progress bar\n"
 	"  --list                 list presets, policies and trace formats\n"
 	"  --help, --version\n";
@@ -65,7 +73,8 @@ struct Options {
 	std::string preset = "tidal";
 	std::string cluster, trace, trace_format, policies, profiles;
 	std::string policy_config, estimates, json, jobs_csv, timeseries_csv,
-		plot;
+		plot, submit_plan, live_result, acct_out;
+	double speedup = 1;
 	std::vector<std::string> params;
 	std::uint64_t seed = 1;
 	bool quiet = false;
@@ -229,7 +238,8 @@ Options parse_args(int argc, char **argv)
 	enum {
 		O_PRESET = 256, O_CLUSTER, O_TRACE, O_TFMT, O_POLICY, O_PROF,
 		O_PCONF, O_EST, O_JSON, O_JOBS, O_TS, O_PLOT, O_SEED, O_QUIET,
-		O_LIST, O_HELP, O_VERSION, O_PARAM,
+		O_LIST, O_HELP, O_VERSION, O_PARAM, O_SPEEDUP, O_PLAN, O_LIVE,
+		O_ACCT,
 	};
 	static const struct option longopts[] = {
 		{"preset", required_argument, nullptr, O_PRESET},
@@ -246,6 +256,10 @@ Options parse_args(int argc, char **argv)
 		{"timeseries-csv", required_argument, nullptr, O_TS},
 		{"plot", required_argument, nullptr, O_PLOT},
 		{"seed", required_argument, nullptr, O_SEED},
+		{"speedup", required_argument, nullptr, O_SPEEDUP},
+		{"submit-plan", required_argument, nullptr, O_PLAN},
+		{"live-result", required_argument, nullptr, O_LIVE},
+		{"acct-out", required_argument, nullptr, O_ACCT},
 		{"quiet", no_argument, nullptr, O_QUIET},
 		{"list", no_argument, nullptr, O_LIST},
 		{"help", no_argument, nullptr, O_HELP},
@@ -283,6 +297,19 @@ Options parse_args(int argc, char **argv)
 			o.seed = v;
 			break;
 		}
+		case O_SPEEDUP: {
+			char *end;
+			errno = 0;
+			double v = std::strtod(optarg, &end);
+			if (errno || *end || !*optarg || !(v > 0) || v > 1e6)
+				usage_error(std::string("--speedup ") + optarg +
+					    ": must be a number in (0, 1000000]");
+			o.speedup = v;
+			break;
+		}
+		case O_PLAN: o.submit_plan = optarg; break;
+		case O_LIVE: o.live_result = optarg; break;
+		case O_ACCT: o.acct_out = optarg; break;
 		case O_QUIET: o.quiet = true; break;
 		case O_LIST: list_all(); std::exit(0);
 		case O_HELP: std::fputs(kUsage, stdout); std::exit(0);
@@ -458,6 +485,9 @@ int run(const Options &o)
 	std::unique_ptr<Preset> preset = preset_of(o);
 	std::vector<std::string> policies = policies_of(o, *preset);
 	check_trace_format(o);
+	if (!o.live_result.empty() && policies.size() != 1)
+		usage_error("--live-result: the live run is of one policy; "
+			    "--policy names " + std::to_string(policies.size()));
 
 	SimInput in;
 	in.cluster_path = o.cluster;
@@ -469,6 +499,7 @@ int run(const Options &o)
 
 	in.cluster = load_cluster(o.cluster);
 	in.trace = load_trace(o.trace, lower(o.trace_format));
+	compress_time(in.trace, o.speedup);
 	preset->prepare(in);
 	if (in.trace.skipped > 0) {
 		std::fprintf(stderr, "tidal-sim: warning: skipped %ld job(s) of %s",
@@ -491,6 +522,10 @@ int run(const Options &o)
 		in.policy_config.add_asked(params);
 	}
 	check_unused(in.policy_config, *preset, policies);
+	if (!o.submit_plan.empty())
+		write_to(o.submit_plan, "submit plan", [&](std::ostream &out) {
+			write_submit_plan(out, in);
+		});
 
 	bool tty = !o.quiet && isatty(2);
 	Bar bar(tty);
@@ -514,11 +549,27 @@ int run(const Options &o)
 		sums.push_back(s);
 	}
 
+	if (!o.live_result.empty()) {
+		/* The live run first, so that each output reads live, then
+		 * the replay of the same input. */
+		RunResult live = live_result(o.live_result, in,
+					     "live:" + policies[0]);
+		Summary s = summarize(live, preset->metric_rules());
+		s.policy = live.policy;
+		runs.insert(runs.begin(), std::move(live));
+		sums.insert(sums.begin(), s);
+	}
 	if (!o.quiet && o.json != "-") {
-		std::printf("tidal-sim: preset %s, %zu jobs, %d GPUs on %zu nodes\n",
+		std::printf("tidal-sim: preset %s, %zu jobs, %d GPUs on %zu nodes",
 			    preset->name().c_str(), in.trace.jobs.size(),
 			    in.cluster.total_gpus(), in.cluster.nodes.size());
-		write_table(std::cout, sums);
+		if (o.speedup != 1)
+			std::printf(", times divided by %g", o.speedup);
+		std::printf("\n");
+		if (!o.live_result.empty())
+			write_comparison(std::cout, sums[0], sums[1]);
+		else
+			write_table(std::cout, sums);
 	}
 	if (!o.json.empty())
 		write_to(o.json, "JSON", [&](std::ostream &out) {
@@ -530,6 +581,10 @@ int run(const Options &o)
 	if (!o.timeseries_csv.empty())
 		write_to(o.timeseries_csv, "time series", [&](std::ostream &out) {
 			write_timeseries_csv(out, runs);
+		});
+	if (!o.acct_out.empty())
+		write_to(o.acct_out, "sacct-style record", [&](std::ostream &out) {
+			write_acct(out, runs, in.trace.epoch);
 		});
 	if (!o.plot.empty())
 		write_to(o.plot, "plot", [&](std::ostream &out) {

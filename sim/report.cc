@@ -78,6 +78,76 @@ void write_table(std::ostream &out, const std::vector<Summary> &ss)
 	}
 }
 
+static std::string relative(double live, double sim)
+{
+	if (sim == 0)
+		return live == 0 ? "+0.00%" : "N/A";
+	char b[32];
+	std::snprintf(b, sizeof b, "%+.2f%%", 100 * (live - sim) / sim);
+	return b;
+}
+
+static std::string absolute(const std::optional<double> &live,
+			    const std::optional<double> &sim)
+{
+	if (!live || !sim)
+		return "N/A";
+	char b[32];
+	std::snprintf(b, sizeof b, "%+.4f", *live - *sim);
+	return b;
+}
+
+void write_comparison(std::ostream &out, const Summary &live,
+		      const Summary &sim)
+{
+	struct Row {
+		std::string name, a, b, d;
+	};
+	std::vector<Row> rows = {
+		{"metric", "live", "tidal-sim", "live - sim"},
+		{"jobs", std::to_string(live.jobs), std::to_string(sim.jobs),
+		 std::to_string(live.jobs - sim.jobs)},
+		{"avg JCT s", num(live.avg_jct), num(sim.avg_jct),
+		 relative(live.avg_jct, sim.avg_jct)},
+		{"median JCT s", num(live.median_jct), num(sim.median_jct),
+		 relative(live.median_jct, sim.median_jct)},
+		{"p99 JCT s", num(live.p99_jct), num(sim.p99_jct),
+		 relative(live.p99_jct, sim.p99_jct)},
+		{"makespan s", num(live.makespan), num(sim.makespan),
+		 relative(live.makespan, sim.makespan)},
+		{"avg queue s", num(live.avg_queue), num(sim.avg_queue),
+		 relative(live.avg_queue, sim.avg_queue)},
+		{"deadline ratio", opt(live.deadline_ratio, 4),
+		 opt(sim.deadline_ratio, 4),
+		 absolute(live.deadline_ratio, sim.deadline_ratio)},
+		{"GPU util", num(live.utilization, 4), num(sim.utilization, 4),
+		 absolute(live.utilization, sim.utilization)},
+		{"rejected", std::to_string(live.rejected),
+		 std::to_string(sim.rejected),
+		 std::to_string(live.rejected - sim.rejected)},
+	};
+	size_t w[4] = {0, 0, 0, 0};
+	for (const Row &r : rows) {
+		w[0] = std::max(w[0], r.name.size());
+		w[1] = std::max(w[1], r.a.size());
+		w[2] = std::max(w[2], r.b.size());
+		w[3] = std::max(w[3], r.d.size());
+	}
+	out << "live: " << live.policy << "   tidal-sim: " << sim.policy << "\n";
+	for (size_t i = 0; i < rows.size(); i++) {
+		const Row &r = rows[i];
+		out << std::left << std::setw((int)w[0]) << r.name << std::right
+		    << "  " << std::setw((int)w[1]) << r.a << "  "
+		    << std::setw((int)w[2]) << r.b << "  "
+		    << std::setw((int)w[3]) << r.d << "\n";
+		if (i == 0)
+			out << std::string(w[0], '-') << "  "
+			    << std::string(w[1], '-') << "  "
+			    << std::string(w[2], '-') << "  "
+			    << std::string(w[3], '-') << "\n";
+	}
+}
+
 static json_object *jnum_or_null(const std::optional<double> &v)
 {
 	return v ? json_object_new_double(*v) : nullptr;

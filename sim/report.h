@@ -18,6 +18,11 @@ namespace tidal::sim {
 void write_table(std::ostream &out, const std::vector<Summary> &s);
 /* {"policies": {"<policy>": {"jobs": N, "avg_jct": s, ...}}} */
 std::string summaries_json(const std::vector<Summary> &s);
+/* A live run (tidal-sim --live-result) beside the replay of the same
+ * input: each metric, and the difference (relative for times, absolute
+ * for ratios). */
+void write_comparison(std::ostream &out, const Summary &live,
+		      const Summary &sim);
 void write_jobs_csv(std::ostream &out, const std::vector<RunResult> &runs);
 void write_timeseries_csv(std::ostream &out,
 			  const std::vector<RunResult> &runs);

@@ -6,6 +6,12 @@
  * overhead (Tidal.RestartOverhead, default 30 s: a checkpoint load on
  * NVMe plus NCCL setup).  Metrics use the numpy definitions.
  *
+ * Tidal.CycleInterval=C (seconds, default 0: at every event) asks the
+ * policy only at multiples of C, as sched/tidal decides once every
+ * CycleInterval: a job that arrives, or GPUs that fall free, wait for the
+ * next cycle.  It is what a live replay (scripts/sim_live.sh) needs to be
+ * modelled: see tidal-sim(1), LIVE REPLAY.
+ *
  * The elasticflow policies plan with measured throughputs: --profiles DIR
  * becomes their ElasticFlow.Profiles (a --param wins), and a job without
  * a profile is held until the run ends, i.e. rejected - said before the
@@ -79,7 +85,7 @@ public:
 	}
 	std::vector<std::string> keys() const override
 	{
-		return {"Tidal.RestartOverhead"};
+		return {"Tidal.RestartOverhead", "Tidal.CycleInterval"};
 	}
 	RunResult run(const SimInput &in, const std::string &policy,
 		      const Params &params, const Progress &progress,
@@ -103,12 +109,15 @@ public:
 		size_t before = params.errors().size();
 		double oh = params.get_double("Tidal.RestartOverhead", 30, 0,
 					      86400);
+		double cycle = params.get_double("Tidal.CycleInterval", 0, 0,
+						 3600);
 		if (params.errors().size() > before)
 			throw InputError(params.errors()[before]);
 		if (mode == RunMode::Check)
 			return checked;
 		ReplayHooks hooks;
 		hooks.restart_overhead = [oh](const Job &, int) { return oh; };
+		hooks.period = cycle;
 		return replay(in, *p, hooks, progress);
 	}
 

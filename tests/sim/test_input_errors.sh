@@ -116,6 +116,14 @@ run "an empty policy list" 2 "tidal-sim: --policy ',' names no policy" --policy 
 run "a missing --policy" 2 "tidal-sim: --policy P[,P...] is required"
 run "a malformed --param" 2 "tidal-sim: --param Placement: must be KEY=VALUE" \
 	--policy fifo --param Placement
+run "a --speedup that is not a positive number" 2 \
+	"tidal-sim: --speedup 0: must be a number in (0, 1000000]" --policy fifo --speedup 0
+run "--live-result with two policies" 2 \
+	"tidal-sim: --live-result: the live run is of one policy; --policy names 2" \
+	--policy fifo,sjf --live-result x.out
+run "a bad Tidal.CycleInterval" 1 \
+	"tidal-sim: --param Tidal.CycleInterval=-1: must be a number in [0, 3600]" \
+	--policy fifo --param Tidal.CycleInterval=-1
 expect "a bad option, said once" 2 "tidal-sim: unknown option '--bogus'" --bogus
 if [ "$(grep -c bogus err)" = 1 ]; then
 	pass "one message for --bogus"

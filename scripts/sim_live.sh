@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# scripts/sim_live.sh PLAN OUT TIDAL_CONF - a live replay: the jobs of a
+# submit plan (tidal-sim --submit-plan) through a real slurmctld with
+# sched/tidal, real slurmd nodes and real sbatch submissions.
+#
+# A throwaway cluster on loopback (tests/cluster/lib.sh with slurmdbd:
+# NODES, GPUS_PER_NODE fake GPUs each, tidal.conf = TIDAL_CONF) takes each
+# job at its plan time, as
+#
+#   sbatch -J tidal-<id> <the plan's options> work.sh RUN STATE
+#
+# where work.sh is a paced rigid job: it works RUN seconds in all, keeps
+# what it has done in STATE, and after a requeue resumes from there.  When
+# every job has ended, sacct's record of each run goes to OUT:
+#
+#   OUT/slurm_acct.out   sacct -a -D -X --parsable2 -o JobID,JobName,
+#                        Submit,Start,End,Elapsed,State,AllocTRES
+#                        (for tidal-sim --live-result)
+#   OUT/etc/             the cluster's slurm.conf, gres.conf and
+#                        topology.conf (for tidal-sim --cluster)
+#   OUT/submit.log       each submission: planned and actual seconds
+#
+# Progress goes to stderr every PROGRESS seconds (default 10).  Exit 0 when
+# every job ran to its end; 1 otherwise (what failed is said); 2 for bad
+# usage.  Needs root (lib.sh).  Deadlines are not submitted yet: a plan
+# with one is refused rather than run without it.
+#
+# GPL-2.0-or-later.
+set -u
+if [ $# -ne 3 ]; then
+	echo "usage: scripts/sim_live.sh PLAN OUT TIDAL_CONF" >&2
+	exit 2
+fi
+PLAN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+mkdir -p "$2" || exit 1
+OUT=$(cd "$2" && pwd)
+CONF=$3
+PROGRESS=${PROGRESS:-10}
+cd "$(dirname "$0")/.."
+. tests/cluster/lib.sh
+TEST_NAME=sim-live
+ACCOUNTING=1
+
+die() { echo "sim-live: $*" >&2; exit 1; }
+[ -f "$PLAN" ] || die "$PLAN: no such plan"
+head -n 2 "$PLAN" | tail -n 1 | grep -q $'^at\tname\toptions\trun\tdeadline$' ||
+	die "$PLAN: not a tidal-sim --submit-plan (its second line must be the header 'at name options run deadline', tab-separated)"
+bad=$(awk -F'\t' 'NR > 2 && $5 != "-" { print NR; exit }' "$PLAN")
+[ -z "$bad" ] || die "$PLAN:$bad: the job has a deadline; sim_live.sh does not submit deadlines yet, and replaying without them would not be the same input"
+jobs=$(awk 'NR > 2' "$PLAN" | wc -l)
+[ "$jobs" -gt 0 ] || die "$PLAN: no jobs"
+
+# lib.sh skips (exit 0) where it cannot run; here that is a failure.
+why=$(skip_unless_runnable)
+[ -z "$why" ] || die "cannot run a live cluster here: ${why#*skipped: }"
+cluster_up "$CONF"
+mkdir -p "$OUT/etc" "$OUT/work" "$OUT/jobs"
+cp "$T/etc/slurm.conf" "$T/etc/gres.conf" "$T/etc/topology.conf" "$OUT/etc/"
+rm -f "$OUT/work/"*
+cat >"$OUT/work.sh" <<'EOF'
+#!/bin/bash
+# work.sh RUN STATE: RUN seconds of work in all, resumed from STATE.
+run=$1 state=$2 done=0
+[ -s "$state" ] && read -r done <"$state"
+t0=$EPOCHREALTIME
+save() {
+	awk -v d="$done" -v a="$t0" -v b="$EPOCHREALTIME" \
+		'BEGIN { printf "%.3f\n", d + b - a }' >"$state.tmp" &&
+		mv "$state.tmp" "$state"
+}
+trap 'save; exit 143' TERM
+left=$(awk -v r="$run" -v d="$done" 'BEGIN { x = r - d; print (x > 0 ? x : 0) }')
+sleep "$left" &
+wait $!
+save
+EOF
+chmod +x "$OUT/work.sh"
+
+# now_s: seconds since the replay began (EPOCHREALTIME, microseconds).
+start=$EPOCHREALTIME
+now_s() { awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }'; }
+progress() {
+	local q
+	q=$(squeue -h -o %T 2>/dev/null | sort | uniq -c | awk '{printf "%s%s %s", (NR > 1 ? ", " : ""), $1, tolower($2)}')
+	echo "sim-live: +$(printf '%.0f' "$(now_s)") s: $1; ${q:-nothing in the queue}" >&2
+}
+
+say "replaying $jobs jobs of $PLAN"
+: >"$OUT/submit.log"
+n=0 last=0 worst=0 failed=0
+while IFS=$'\t' read -r at name options run _; do
+	wait_s=$(awk -v t="$at" -v n="$(now_s)" 'BEGIN { d = t - n; print (d > 0 ? d : 0) }')
+	[ "$wait_s" = 0 ] || sleep "$wait_s"
+	# shellcheck disable=SC2086 # the plan's options are words
+	if ! sbatch --parsable -J "$name" -D "$OUT/jobs" -o "$OUT/jobs/%j.out" \
+		$options "$OUT/work.sh" "$run" "$OUT/work/$name" >"$OUT/jobs/$name.id" 2>"$OUT/jobs/$name.err"; then
+		echo "sim-live: sbatch of $name failed: $(cat "$OUT/jobs/$name.err")" >&2
+		failed=$((failed + 1))
+	fi
+	got=$(now_s)
+	printf '%s\t%s\t%s\n' "$name" "$at" "$got" >>"$OUT/submit.log"
+	worst=$(awk -v w="$worst" -v a="$at" -v g="$got" 'BEGIN { d = g - a; print (d > w ? d : w) }')
+	n=$((n + 1))
+	if [ "$(printf '%.0f' "$got")" -ge $((last + PROGRESS)) ]; then
+		last=$(printf '%.0f' "$got")
+		progress "submitted $n of $jobs"
+	fi
+done < <(awk 'NR > 2' "$PLAN")
+say "all $n submitted; the latest $worst s after its plan time"
+
+ours() { squeue -h -o %j 2>/dev/null | grep -c '^tidal-'; }
+none_left() { [ "$(ours)" -eq 0 ]; }
+last=$(printf '%.0f' "$(now_s)")
+while ! none_left; do
+	sleep 1
+	t=$(printf '%.0f' "$(now_s)")
+	if [ "$t" -ge $((last + PROGRESS)) ]; then
+		last=$t
+		progress "waiting for the last jobs"
+	fi
+done
+say "every job has left the queue after $(now_s) s"
+
+# slurmdbd has each job's end once its record carries an End.
+record() {
+	sacct -a -D -X --parsable2 --name="$(awk -F'\t' 'NR > 2 {printf "%s%s", (NR > 3 ? "," : ""), $2}' "$PLAN")" \
+		-o JobID,JobName,Submit,Start,End,Elapsed,State,AllocTRES \
+		>"$OUT/slurm_acct.out.tmp" 2>"$OUT/sacct.err"
+}
+complete() {
+	record || return 1
+	[ "$(awk -F'|' 'NR > 1 && $2 ~ /^tidal-/ {print $2}' "$OUT/slurm_acct.out.tmp" | sort -u | wc -l)" -eq "$jobs" ] &&
+		! awk -F'|' 'NR > 1 && $5 == "Unknown" && $4 != "Unknown"' "$OUT/slurm_acct.out.tmp" | grep -q .
+}
+wait_for 60 complete || die "sacct's record lacks jobs or ends after 60 s (see $OUT/slurm_acct.out.tmp, $OUT/sacct.err)"
+mv "$OUT/slurm_acct.out.tmp" "$OUT/slurm_acct.out"
+not_done=$(awk -F'|' 'NR > 1 && $7 != "COMPLETED" && $7 != "REQUEUED" && $7 != "PREEMPTED"' "$OUT/slurm_acct.out")
+if [ -n "$not_done" ]; then
+	echo "sim-live: jobs that did not complete:" >&2
+	echo "$not_done" >&2
+	failed=$((failed + 1))
+fi
+say "sacct's record: $OUT/slurm_acct.out ($(($(wc -l <"$OUT/slurm_acct.out") - 1)) runs)"
+cluster_down
+[ "$failed" -eq 0 ]

@@ -1,0 +1,252 @@
+/*
+ * live.cc - the trace as sbatch submissions, and sacct's record of the
+ * live run as a RunResult (live.h).
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include "sim/live.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <unordered_map>
+
+#include "sim/csv.h"
+
+namespace tidal::sim {
+
+void compress_time(Trace &t, double speedup)
+{
+	if (speedup == 1)
+		return;
+	for (Job &j : t.jobs) {
+		j.submit /= speedup;
+		j.duration /= speedup;
+		if (j.iter_time > 0)
+			j.iter_time /= speedup;
+		if (j.deadline != kNoDeadline)
+			j.deadline /= speedup;
+		if (j.estimate > 0)
+			j.estimate /= speedup;
+	}
+}
+
+static std::string seconds(double s)
+{
+	char b[32];
+	std::snprintf(b, sizeof b, "%.3f", s);
+	return b;
+}
+
+void write_submit_plan(std::ostream &out, const SimInput &in)
+{
+	std::vector<const Job *> order;
+	for (const Job &j : in.trace.jobs)
+		order.push_back(&j);
+	std::stable_sort(order.begin(), order.end(),
+			 [](const Job *a, const Job *b) {
+				 return a->submit < b->submit;
+			 });
+	out << "# tidal-sim submit plan of " << in.trace.path << " ("
+	    << order.size() << " jobs) on " << in.cluster_path << "\n"
+	    << "at\tname\toptions\trun\tdeadline\n";
+	for (const Job *j : order) {
+		/* Work at the traced size: the replay's own speed model. */
+		double run = j->iter_time > 0 ? j->iterations * j->iter_time
+					      : j->duration;
+		/* Minutes, with room for a slow start: the limit must never
+		 * be what ends the job. */
+		long limit = (long)std::ceil(run * 1.5 / 60) + 1;
+		out << seconds(j->submit) << "\ttidal-" << j->id << "\t--gpus="
+		    << j->gpus << " -t " << limit << "\t" << seconds(run)
+		    << "\t"
+		    << (j->deadline != kNoDeadline ? seconds(j->deadline) : "-")
+		    << "\n";
+	}
+}
+
+namespace {
+
+/* Unix seconds of a sacct datetime; false for "Unknown", "None", "". */
+bool when(const std::string &s, double *out)
+{
+	return parse_datetime(s, out);
+}
+
+struct Runs {
+	double submit = INFINITY, start = INFINITY, end = -INFINITY;
+	int gpus = 0;
+	int runs = 0;      /* rows with a start */
+	bool open = false; /* a run with a start and no end */
+	std::vector<std::pair<double, double>> spans; /* each run */
+};
+
+} /* namespace */
+
+RunResult live_result(const std::string &path, const SimInput &in,
+		      const std::string &policy)
+{
+	Csv csv = Csv::load(path, '|');
+	int c_name = csv.need("JobName"), c_sub = csv.need("Submit"),
+	    c_start = csv.need("Start"), c_end = csv.need("End"),
+	    c_alloc = csv.col("AllocTRES"), c_id = csv.need("JobID");
+	std::unordered_map<JobId, const Job *> by_id;
+	for (const Job &j : in.trace.jobs)
+		by_id.emplace(j.id, &j);
+	std::map<JobId, Runs> seen;
+	for (size_t r = 0; r < csv.rows(); r++) {
+		if (csv.str(r, c_id).find('.') != std::string::npos)
+			continue; /* a step */
+		const std::string &name = csv.str(r, c_name);
+		if (name.rfind("tidal-", 0) != 0)
+			continue; /* not one of ours */
+		const std::string num = name.substr(6);
+		if (num.empty() || num.size() > 12 ||
+		    num.find_first_not_of("0123456789") != std::string::npos)
+			continue;
+		JobId id = std::atoll(num.c_str());
+		if (!by_id.count(id))
+			csv.fail(r, "job " + name + " is not in the trace " +
+					    in.trace.path);
+		Runs &x = seen[id];
+		double sub, st, en;
+		if (!when(csv.str(r, c_sub), &sub))
+			csv.fail(r, "Submit '" + csv.str(r, c_sub) +
+					    "' is not YYYY-MM-DDTHH:MM:SS");
+		x.submit = std::min(x.submit, sub);
+		bool started = when(csv.str(r, c_start), &st);
+		bool ended = when(csv.str(r, c_end), &en);
+		if (started) {
+			x.runs++;
+			x.start = std::min(x.start, st);
+			if (ended) {
+				x.end = std::max(x.end, en);
+				x.spans.push_back({st, en});
+			} else {
+				x.open = true;
+			}
+		}
+		if (c_alloc >= 0) {
+			const std::string &tres = csv.str(r, c_alloc);
+			size_t at = tres.find("gres/gpu=");
+			if (at != std::string::npos)
+				x.gpus = std::atoi(tres.c_str() + at + 9);
+		}
+	}
+	for (const Job &j : in.trace.jobs)
+		if (!seen.count(j.id))
+			input_error(path, 0,
+				    "job tidal-" + std::to_string(j.id) +
+					    " of the trace is not in this "
+					    "record (submitted? sacct -a -D "
+					    "-X?)");
+	/* Time 0 of the live run: the earliest live submit less its trace
+	 * submit (sbatch ran at most a moment after the plan said). */
+	double zero = INFINITY;
+	for (const auto &[id, x] : seen)
+		zero = std::min(zero, x.submit - by_id[id]->submit);
+	RunResult out;
+	out.policy = policy;
+	out.total_gpus = in.cluster.total_gpus();
+	std::vector<std::pair<double, int>> steps; /* +/- GPUs at a time */
+	for (const auto &[id, x] : seen) {
+		const Job &j = *by_id[id];
+		if (x.open)
+			input_error(path, 0,
+				    "job tidal-" + std::to_string(id) +
+					    " has a run that has not ended: "
+					    "take the record once every job "
+					    "has ended");
+		if (x.runs == 0) {
+			out.jobs.push_back(rejected_result(j));
+			continue;
+		}
+		Job done = j;
+		done.start = x.start - zero;
+		done.preemptions = x.runs - 1;
+		JobResult r = completed_result(done, x.end - zero);
+		if (x.gpus > 0)
+			r.gpus = x.gpus;
+		/* Waiting: from its submit to its end, less its runs. */
+		double ran = 0;
+		for (const auto &[a, b] : x.spans) {
+			ran += b - a;
+			steps.push_back({a - zero, r.gpus});
+			steps.push_back({b - zero, -r.gpus});
+		}
+		r.queue = std::max(0.0, r.jct - ran);
+		out.jobs.push_back(r);
+	}
+	std::sort(steps.begin(), steps.end());
+	int busy = 0;
+	out.util.push_back({0, 0});
+	for (const auto &[t, d] : steps) {
+		busy += d;
+		if (out.util.back().t == t)
+			out.util.back().busy = busy;
+		else
+			out.util.push_back({t, busy});
+	}
+	return out;
+}
+
+static std::string datetime(double epoch, double t)
+{
+	time_t s = (time_t)std::llround(epoch + t);
+	struct tm tm;
+	gmtime_r(&s, &tm);
+	char b[32];
+	std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm);
+	return b;
+}
+
+static std::string elapsed(double s)
+{
+	long v = std::max(0L, std::lround(s));
+	char b[48];
+	if (v >= 86400)
+		std::snprintf(b, sizeof b, "%ld-%02ld:%02ld:%02ld", v / 86400,
+			      v / 3600 % 24, v / 60 % 60, v % 60);
+	else
+		std::snprintf(b, sizeof b, "%02ld:%02ld:%02ld", v / 3600,
+			      v / 60 % 60, v % 60);
+	return b;
+}
+
+void write_acct(std::ostream &out, const std::vector<RunResult> &runs,
+		double epoch)
+{
+	out << "JobID|JobName|Policy|Submit|Start|End|Elapsed|State|"
+	       "AllocTRES|Preemptions\n";
+	for (const RunResult &r : runs) {
+		std::vector<const JobResult *> by_submit;
+		for (const JobResult &j : r.jobs)
+			by_submit.push_back(&j);
+		std::stable_sort(by_submit.begin(), by_submit.end(),
+				 [](const JobResult *a, const JobResult *b) {
+					 return a->submit < b->submit ||
+						(a->submit == b->submit &&
+						 a->id < b->id);
+				 });
+		for (const JobResult *p : by_submit) {
+			const JobResult &j = *p;
+			out << j.id << "|"
+			    << (j.name.empty() ? "tidal-" + std::to_string(j.id)
+					       : j.name)
+			    << "|" << r.policy << "|"
+			    << datetime(epoch, j.submit) << "|";
+			if (j.rejected)
+				out << "Unknown|Unknown|00:00:00|CANCELLED||";
+			else
+				out << datetime(epoch, j.start) << "|"
+				    << datetime(epoch, j.end) << "|"
+				    << elapsed(j.end - j.start) << "|COMPLETED|"
+				    << "gres/gpu=" << j.gpus << "|";
+			out << j.preemptions << "\n";
+		}
+	}
+}
+
+} /* namespace tidal::sim */

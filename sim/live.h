@@ -1,0 +1,59 @@
+/*
+ * live.h - tidal-sim's side of a live replay (tidal-sim(1), LIVE
+ * REPLAY): the trace as sbatch submissions for a real slurmctld with
+ * sched/tidal (scripts/sim_live.sh submits them), and that cluster's own
+ * record of the run, from sacct, as a RunResult to set beside the
+ * replay's.
+ *
+ *   tidal-sim --speedup F --submit-plan PLAN ...   the trace F times faster,
+ *                                                  and its submissions
+ *   scripts/sim_live.sh PLAN ...                   runs them, writes
+ *                                                  sacct's record
+ *   tidal-sim --speedup F --live-result ACCT ...   live beside replay
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "sim/preset.h"
+
+namespace tidal::sim {
+
+/* Every time of T divided by SPEEDUP (> 0): submits, durations, time per
+ * iteration, deadlines and estimates.  Iterations stay as they are. */
+void compress_time(Trace &t, double speedup);
+
+/* One tab-separated line per job of IN's trace, in submit order, after a
+ * header naming the columns:
+ *
+ *   at        seconds after the replay's start to submit it
+ *   name      tidal-<id> (how the live record is matched back)
+ *   options   sbatch options: GPUs, time limit
+ *   run       seconds of work the job's process does
+ *   deadline  seconds after the replay's start it is due, or -
+ *
+ * A job's time limit is its run time with room to spare (whole minutes:
+ * Slurm's unit): it never ends a job before its work is done. */
+void write_submit_plan(std::ostream &out, const SimInput &in);
+
+/* The live run of POLICY as sacct recorded it: PATH is
+ *   sacct -a -D -X --parsable2 -o JobID,JobName,Submit,Start,End,State,AllocTRES
+ * (any column order, others ignored; -D lists every run of a requeued
+ * job).  Jobs named tidal-<id> are IN's trace jobs; times are counted from
+ * the earliest Submit less its trace submit time, so each job's JCT is
+ * live end - trace submit.  A job never started and not running is
+ * rejected; a trace job missing from the record is an error. */
+RunResult live_result(const std::string &path, const SimInput &in,
+		      const std::string &policy);
+
+/* sacct --parsable2 rows of every job of RUNS (JobID|JobName|Policy|
+ * Submit|Start|End|Elapsed|State|AllocTRES|Preemptions), datetimes from
+ * EPOCH (Unix seconds of time 0): the schema of the UB simulator's
+ * slurm_acct.out, which tidal-sim reads back as a trace. */
+void write_acct(std::ostream &out, const std::vector<RunResult> &runs,
+		double epoch);
+
+} /* namespace tidal::sim */

@@ -1,0 +1,85 @@
+#!/bin/bash
+# test_sim_live.sh - a live replay (Slurm's simulator mode, tidal-sim(1)
+# LIVE REPLAY): a 20-job trace in the UB Slurm Simulator's events format
+# goes through a real slurmctld with sched/tidal (Policy=fifo), real
+# slurmd and real sbatch submissions at the trace's times
+# (scripts/sim_live.sh), and tidal-sim sets sacct's record of that run
+# beside its own replay of the same trace on the same slurm.conf.
+#
+#   trace    20 rigid jobs of 4 to 32 GPUs and 5 to 16 s, one every 0 to
+#            2 s: a queue forms on the 32 GPUs
+#   model    the tidal preset with the live cluster's cycle
+#            (Tidal.CycleInterval=1, as tidal.conf's CycleInterval) and a
+#            start latency of 0.2 s (Tidal.RestartOverhead: sbatch's
+#            launch of the batch step)
+#   checks   every job ran once, to its end, with its GPUs; average JCT
+#            and makespan live within 5% of the replay's; the replay's
+#            sacct-style record (--acct-out) holds every job of both
+#
+# GPL-2.0-or-later.
+. "$(dirname "$0")/lib.sh"
+cd "$(dirname "$0")/../.." || exit 1
+ACCOUNTING=1
+SIM="$BUILD_ABS/tidal-sim"
+[ -x "$SIM" ] || { say "skipped: $BUILD/tidal-sim not built"; echo "$TEST_NAME: 0 passed, 0 failed"; exit 0; }
+skip_unless_runnable
+W=$(mktemp -d /tmp/tidal-sim-live.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+
+awk 'BEGIN { srand(11); t = 0; split("4 8 8 16 16 24 32 4 12 8", g, " ")
+	for (i = 1; i <= 20; i++) {
+		printf "-dt %d -e submit_batch_job | -J jobid_%d -sim-walltime %d --uid=user%d -t 00:01:00 -n 1 -G %d pseudo.job\n",
+			t, 1000 + i, 5 + int(rand() * 12), i % 3, g[1 + int(rand() * 10)]
+		t += int(rand() * 3) }
+}' >"$W/trace.events"
+
+model=(--param Tidal.CycleInterval=1 --param Tidal.RestartOverhead=0.2)
+check "tidal-sim writes the submit plan of the events file" \
+	"$SIM" --cluster conf/slurm.conf --trace "$W/trace.events" --policy fifo \
+	--quiet "${model[@]}" --submit-plan "$W/plan.tsv"
+check "the plan has the 20 jobs, named tidal-<id>" \
+	test "$(grep -c $'^[0-9.]*\ttidal-10[0-9][0-9]\t--gpus=' "$W/plan.tsv")" -eq 20
+
+start=$(date +%s)
+BUILD=$BUILD bash scripts/sim_live.sh "$W/plan.tsv" "$W/live" "Policy=fifo
+CycleInterval=1" >"$W/live.log" 2>&1
+rc=$?
+grep -E 'submitted;|latest|left the queue|record|failed|did not' "$W/live.log" | sed 's/^/   /'
+check "scripts/sim_live.sh replays the plan live (rc $rc, $(($(date +%s) - start)) s)" test "$rc" -eq 0 ||
+	tail -n 30 "$W/live.log"
+acct=$W/live/slurm_acct.out
+check "sacct's record: one COMPLETED run of each job" \
+	test "$(awk -F'|' '$7 == "COMPLETED" && $2 ~ /^tidal-10/' "$acct" 2>/dev/null | wc -l)" -eq 20
+# Each job held the GPUs the trace asked for (AllocTRES, against -G).
+gpus_ok() {
+	local n=0 id want got
+	while read -r line; do
+		id=$(sed -n 's/.*-J jobid_\([0-9]*\).* -G \([0-9]*\) .*/\1 \2/p' <<<"$line")
+		want=${id#* } id=${id% *}
+		got=$(awk -F'|' -v j="tidal-$id" '$2 == j' "$acct" | grep -o 'gres/gpu=[0-9]*' | cut -d= -f2)
+		[ "$got" = "$want" ] && n=$((n + 1))
+	done <"$W/trace.events"
+	[ "$n" -eq 20 ]
+}
+check "every job held the GPUs the trace asked for" gpus_ok
+
+"$SIM" --cluster "$W/live/etc/slurm.conf" --trace "$W/trace.events" \
+	--policy fifo "${model[@]}" --live-result "$acct" \
+	--json "$W/cmp.json" --jobs-csv "$W/jobs.csv" --acct-out "$W/acct.out" \
+	>"$W/cmp.out" 2>&1
+sed 's/^/   /' "$W/cmp.out"
+within() { # within METRIC PERCENT: live and replay, from the JSON
+	jq -e --arg m "$1" --argjson p "$2" \
+		'.policies["live:fifo"][$m] as $l | .policies.fifo[$m] as $s |
+		 ($l - $s | fabs) <= $p / 100 * $s' "$W/cmp.json" >/dev/null
+}
+check "average JCT live within 5% of tidal-sim's" within avg_jct 5
+check "makespan live within 5% of tidal-sim's" within makespan 5
+check "the per-job CSV holds both runs" \
+	test "$(grep -c '^live:fifo,' "$W/jobs.csv")" -eq 20 -a "$(grep -c '^fifo,' "$W/jobs.csv")" -eq 20
+check "--acct-out: a sacct-style row of every job of both runs" \
+	test "$(grep -c '|COMPLETED|gres/gpu=' "$W/acct.out")" -eq 40
+check "--acct-out reads back as a sacct trace" \
+	"$SIM" --cluster "$W/live/etc/slurm.conf" --trace "$W/acct.out" \
+	--policy fifo --quiet
+finish

@@ -1,0 +1,240 @@
+/*
+ * test_live.cc - sim/live.cc: the trace F times faster, its submit plan,
+ * sacct's record of a live run read back as a RunResult (requeued runs,
+ * jobs never started, missing jobs, runs not ended), and the sacct-style
+ * record tidal-sim writes.
+ *
+ * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
+ */
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sim/csv.h"
+#include "sim/live.h"
+#include "sim/trace.h"
+
+#include "tests/unit/unit.h"
+
+using namespace tidal;
+using namespace tidal::sim;
+
+static std::string root;
+static int files = 0;
+
+static int make_root(void **)
+{
+	char tmpl[] = "/tmp/tidal-test-live.XXXXXX";
+	if (!mkdtemp(tmpl))
+		return -1;
+	root = tmpl;
+	return 0;
+}
+
+static int remove_root(void **)
+{
+	std::filesystem::remove_all(root);
+	return 0;
+}
+
+static std::string put(const std::string &text)
+{
+	std::string path = root + "/f" + std::to_string(files++) + ".txt";
+	std::ofstream(path) << text;
+	return path;
+}
+
+static void near(double got, double want)
+{
+	if (std::fabs(got - want) > 1e-9 * std::max(1.0, std::fabs(want)))
+		fail_msg("got %.12g, want %.12g", got, want);
+}
+
+/* Three jobs on one 8-GPU node; job 2 has a deadline. */
+static SimInput input()
+{
+	SimInput in;
+	in.trace = load_trace(put("id,submit,gpus,duration,deadline\n"
+				  "1,0,4,100,\n"
+				  "2,10,8,60,400\n"
+				  "3,20,2,30,\n"));
+	in.cluster_path = "c.conf";
+	Node n;
+	n.name = "n1";
+	n.gpus = 8;
+	in.cluster.nodes.push_back(n);
+	return in;
+}
+
+static void test_compress(void **)
+{
+	SimInput in = input();
+	in.trace.jobs[1].estimate = 120;
+	in.trace.jobs[1].iter_time = 2;
+	in.trace.jobs[1].iterations = 30;
+	compress_time(in.trace, 10);
+	const Job &b = in.trace.jobs[1];
+	near(b.submit, 1);
+	near(b.duration, 6);
+	near(b.iter_time, 0.2);
+	near(b.iterations, 30); /* the work is the same */
+	near(b.deadline, 40);
+	near(b.estimate, 12);
+	assert_true(in.trace.jobs[0].deadline == kNoDeadline);
+}
+
+static void test_plan(void **)
+{
+	SimInput in = input();
+	in.trace.jobs[0].submit = 15; /* out of order: the plan sorts */
+	std::ostringstream out;
+	write_submit_plan(out, in);
+	std::string p = out.str();
+	assert_non_null(strstr(p.c_str(), "(3 jobs) on c.conf\n"
+					  "at\tname\toptions\trun\tdeadline\n"
+					  "10.000\ttidal-2\t--gpus=8 -t 3\t60.000"
+					  "\t400.000\n"
+					  "15.000\ttidal-1\t--gpus=4 -t 4\t100.000"
+					  "\t-\n"
+					  "20.000\ttidal-3\t--gpus=2 -t 2\t30.000"
+					  "\t-\n"));
+}
+
+static const char *kHead = "JobID|JobName|Submit|Start|End|State|AllocTRES\n";
+
+/* Job 1 requeued once (two runs, -D), job 3 never started; a step row
+ * and a job not of ours are ignored. */
+static void test_live_result(void **)
+{
+	SimInput in = input();
+	std::string path = put(std::string(kHead) +
+		"40|tidal-1|2026-02-01T00:00:05|2026-02-01T00:00:06|"
+		"2026-02-01T00:00:50|REQUEUED|gres/gpu=4\n"
+		"40|tidal-1|2026-02-01T00:00:51|2026-02-01T00:01:10|"
+		"2026-02-01T00:02:00|COMPLETED|billing=1,gres/gpu=4,node=1\n"
+		"40.batch|batch|2026-02-01T00:00:51|2026-02-01T00:01:10|"
+		"2026-02-01T00:02:00|COMPLETED|\n"
+		"41|tidal-2|2026-02-01T00:00:16|2026-02-01T00:00:16|"
+		"2026-02-01T00:01:16|COMPLETED|gres/gpu=8\n"
+		"42|tidal-3|2026-02-01T00:00:25|Unknown|2026-02-01T00:03:00|"
+		"CANCELLED by 0|\n"
+		"43|other|2026-02-01T00:00:00|2026-02-01T00:00:00|"
+		"2026-02-01T00:00:01|COMPLETED|gres/gpu=1\n");
+	RunResult r = live_result(path, in, "live:fifo");
+	assert_string_equal(r.policy.c_str(), "live:fifo");
+	assert_int_equal(r.jobs.size(), 3);
+	/* Time 0: the earliest live submit less its trace submit = :05. */
+	const JobResult &a = r.jobs[0], &b = r.jobs[1], &c = r.jobs[2];
+	assert_int_equal(a.id, 1);
+	near(a.submit, 0);
+	near(a.start, 1);
+	near(a.end, 115);
+	near(a.jct, 115);
+	assert_int_equal(a.preemptions, 1);
+	near(a.queue, 115 - 44 - 50);
+	assert_int_equal(b.id, 2);
+	near(b.submit, 10);
+	near(b.start, 11);
+	near(b.jct, 61);
+	assert_true(b.deadline == 400);
+	assert_true(c.rejected);
+	/* GPUs busy: 4 from 1 s, 8 more from 11 s, ... */
+	assert_true(r.util.size() >= 4);
+	near(r.util[1].t, 1);
+	assert_int_equal(r.util[1].busy, 4);
+	near(r.util[2].t, 11);
+	assert_int_equal(r.util[2].busy, 12);
+}
+
+static std::string error_of(const std::string &text)
+{
+	SimInput in = input();
+	std::string path = put(text);
+	try {
+		live_result(path, in, "live");
+	} catch (const InputError &e) {
+		std::string m = e.what();
+		return m.substr(m.find(".txt") + 4);
+	}
+	return "(no error)";
+}
+
+static void test_live_errors(void **)
+{
+	std::string one = std::string(kHead) +
+		"1|tidal-1|2026-02-01T00:00:00|2026-02-01T00:00:01|"
+		"2026-02-01T00:00:09|COMPLETED|gres/gpu=4\n";
+	assert_string_equal(error_of(one).c_str(),
+			    ": job tidal-2 of the trace is not in this record "
+			    "(submitted? sacct -a -D -X?)");
+	std::string open = std::string(kHead) +
+		"1|tidal-1|2026-02-01T00:00:00|2026-02-01T00:00:01|Unknown|"
+		"RUNNING|gres/gpu=4\n"
+		"2|tidal-2|2026-02-01T00:00:10|Unknown|Unknown|PENDING|\n"
+		"3|tidal-3|2026-02-01T00:00:20|Unknown|Unknown|PENDING|\n";
+	assert_string_equal(error_of(open).c_str(),
+			    ": job tidal-1 has a run that has not ended: take "
+			    "the record once every job has ended");
+	std::string other = error_of(std::string(kHead) +
+				     "1|tidal-9|2026-02-01T00:00:00|Unknown|"
+				     "Unknown|PENDING|\n");
+	assert_true(other.rfind(":2: job tidal-9 is not in the trace ", 0) == 0);
+	assert_string_equal(error_of("JobID|Submit\n1|x\n").c_str(),
+			    ":1: missing column 'JobName'");
+	assert_string_equal(
+		error_of(std::string(kHead) + "1|tidal-1|yesterday|Unknown|"
+					      "Unknown|PENDING|\n")
+			.c_str(),
+		":2: Submit 'yesterday' is not YYYY-MM-DDTHH:MM:SS");
+}
+
+/* The sacct-style record reads back as a sacct trace: each completed job
+ * with its GPUs and run time. */
+static void test_acct_round_trip(void **)
+{
+	RunResult r;
+	r.policy = "fifo";
+	JobResult a;
+	a.id = 7;
+	a.gpus = 4;
+	a.submit = 10;
+	a.start = 20;
+	a.end = 20 + 90061; /* a day and an hour, a minute, a second */
+	r.jobs.push_back(a);
+	JobResult b;
+	b.id = 8;
+	b.name = "late";
+	b.gpus = 2;
+	b.submit = 5;
+	b.rejected = true;
+	r.jobs.push_back(b);
+	std::ostringstream out;
+	write_acct(out, {r}, 1767225600); /* 2026-01-01T00:00:00 */
+	std::string s = out.str();
+	assert_non_null(strstr(s.c_str(),
+			       "8|late|fifo|2026-01-01T00:00:05|Unknown|Unknown|"
+			       "00:00:00|CANCELLED||0\n"
+			       "7|tidal-7|fifo|2026-01-01T00:00:10|"
+			       "2026-01-01T00:00:20|2026-01-02T01:01:21|"
+			       "1-01:01:01|COMPLETED|gres/gpu=4|0\n"));
+	Trace t = load_trace(put(s));
+	assert_string_equal(t.format.c_str(), "sacct");
+	assert_int_equal(t.jobs.size(), 1);
+	assert_int_equal(t.jobs[0].id, 7);
+	assert_int_equal(t.jobs[0].gpus, 4);
+	near(t.jobs[0].duration, 90061);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_compress),
+		cmocka_unit_test(test_plan),
+		cmocka_unit_test(test_live_result),
+		cmocka_unit_test(test_live_errors),
+		cmocka_unit_test(test_acct_round_trip),
+	};
+	return cmocka_run_group_tests(tests, make_root, remove_root);
+}
