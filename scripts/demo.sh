@@ -9,7 +9,11 @@
 #      replayed with six policies side by side, with a plot;
 #   2. if the research anchors are beside the checkout (../shared/anchors),
 #      each anchor preset replays its reference trace and prints Tidal's
-#      numbers next to the anchor's own.
+#      numbers next to the anchor's own;
+#   3. a live replay (about two minutes): conf/live-20.events through a
+#      throwaway slurmctld with sched/tidal (scripts/sim_live.sh), its
+#      metrics beside tidal-sim's replay of the same trace (skipped with a
+#      note where no live cluster can run).
 # Outputs land in BUILD/demo/.
 set -euo pipefail
 
@@ -22,6 +26,25 @@ anchors="$top/../shared/anchors"
 mkdir -p "$out"
 
 step() { printf '\n== %s\n' "$*"; }
+
+# Step 3, the last of either path below.
+live_replay() {
+	step "Live replay: conf/live-20.events through slurmctld (fifo), beside tidal-sim"
+	local w="$out/live-replay"
+	local model=(--param Tidal.CycleInterval=1 --param Tidal.RestartOverhead=0.2)
+	rm -rf "$w"
+	"$sim" --quiet --cluster "$top/conf/slurm.conf" --trace "$top/conf/live-20.events" \
+		--policy fifo "${model[@]}" --submit-plan "$out/live-replay.plan"
+	if ! BUILD=$build PROGRESS=20 bash "$top/scripts/sim_live.sh" "$out/live-replay.plan" "$w" \
+		"$(printf 'Policy=fifo\nCycleInterval=1')"; then
+		echo "demo: the live replay did not run to its end (see above)"
+		return 0
+	fi
+	"$sim" --cluster "$w/etc/slurm.conf" --trace "$top/conf/live-20.events" \
+		--policy fifo "${model[@]}" --live-result "$w/slurm_acct.out" \
+		--json "$w/compare.json" --jobs-csv "$w/jobs.csv" --plot "$w/compare.svg"
+	echo "sacct's record: $w/slurm_acct.out   plot: $w/compare.svg"
+}
 
 step "Live: sched/tidal in a throwaway Slurm cluster (elastic-edf)"
 bash "$top/scripts/demo_cluster.sh" "$build" ||
@@ -37,6 +60,7 @@ echo "plot: $out/synthetic.svg   per-job CSV: $out/synthetic-jobs.csv"
 
 if [ ! -d "$anchors" ]; then
 	step "No ../shared/anchors beside the checkout: skipping the anchor replays"
+	live_replay
 	exit 0
 fi
 
@@ -91,5 +115,6 @@ j="$out/pollux.json"
 	--profiles "$anchors/pollux/traces" \
 	--trace "$anchors/pollux/workloads/workload-6.csv" --policy tiresias --json "$j"
 anchor_row pollux tiresias avg_jct 3469.69375 "$j"
+live_replay
 echo
 echo "demo outputs: $out"

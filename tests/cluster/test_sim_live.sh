@@ -1,7 +1,7 @@
 #!/bin/bash
 # test_sim_live.sh - a live replay (Slurm's simulator mode, tidal-sim(1)
 # LIVE REPLAY): a 20-job trace in the UB Slurm Simulator's events format
-# goes through a real slurmctld with sched/tidal (Policy=fifo), real
+# (conf/live-20.events, which make demo replays too) goes through a real slurmctld with sched/tidal (Policy=fifo), real
 # slurmd and real sbatch submissions at the trace's times
 # (scripts/sim_live.sh), and tidal-sim sets sacct's record of that run
 # beside its own replay of the same trace on the same slurm.conf.
@@ -26,12 +26,7 @@ skip_unless_runnable
 W=$(mktemp -d /tmp/tidal-sim-live.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 
-awk 'BEGIN { srand(11); t = 0; split("4 8 8 16 16 24 32 4 12 8", g, " ")
-	for (i = 1; i <= 20; i++) {
-		printf "-dt %d -e submit_batch_job | -J jobid_%d -sim-walltime %d --uid=user%d -t 00:01:00 -n 1 -G %d pseudo.job\n",
-			t, 1000 + i, 5 + int(rand() * 12), i % 3, g[1 + int(rand() * 10)]
-		t += int(rand() * 3) }
-}' >"$W/trace.events"
+cp conf/live-20.events "$W/trace.events"
 
 model=(--param Tidal.CycleInterval=1 --param Tidal.RestartOverhead=0.2)
 check "tidal-sim writes the submit plan of the events file" \
