@@ -22,8 +22,12 @@
 #
 # Progress goes to stderr every PROGRESS seconds (default 10).  Exit 0 when
 # every job ran to its end; 1 otherwise (what failed is said); 2 for bad
-# usage.  Needs root (lib.sh).  Deadlines are not submitted yet: a plan
-# with one is refused rather than run without it.
+# usage.  Needs root (lib.sh).
+#
+# Deadlines are not submitted yet: a plan with one is refused rather than
+# run without it, unless DEADLINES=ignore says that the policy does not
+# read them (fifo, sjf, srtf, tiresias, ...): they then count only in the
+# deadline ratio that tidal-sim --live-result computes from the trace.
 #
 # GPL-2.0-or-later.
 set -u
@@ -46,7 +50,8 @@ die() { echo "sim-live: $*" >&2; exit 1; }
 head -n 2 "$PLAN" | tail -n 1 | grep -q $'^at\tname\toptions\trun\tdeadline$' ||
 	die "$PLAN: not a tidal-sim --submit-plan (its second line must be the header 'at name options run deadline', tab-separated)"
 bad=$(awk -F'\t' 'NR > 2 && $5 != "-" { print NR; exit }' "$PLAN")
-[ -z "$bad" ] || die "$PLAN:$bad: the job has a deadline; sim_live.sh does not submit deadlines yet, and replaying without them would not be the same input"
+[ -z "$bad" ] || [ "${DEADLINES:-}" = ignore ] ||
+	die "$PLAN:$bad: the job has a deadline; sim_live.sh does not submit deadlines yet, and replaying without them would not be the same input (DEADLINES=ignore, for a policy that does not read them)"
 jobs=$(awk 'NR > 2' "$PLAN" | wc -l)
 [ "$jobs" -gt 0 ] || die "$PLAN: no jobs"
 

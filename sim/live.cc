@@ -7,12 +7,18 @@
 #include "sim/live.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <unordered_map>
 
+#include "core/profiles/throughput_table.h"
 #include "sim/csv.h"
 
 namespace tidal::sim {
@@ -30,6 +36,62 @@ void compress_time(Trace &t, double speedup)
 			j.deadline /= speedup;
 		if (j.estimate > 0)
 			j.estimate /= speedup;
+	}
+}
+
+void speed_up_profiles(const std::string &src, double speedup,
+		       const std::string &dst)
+{
+	ThroughputTable check;
+	std::string err;
+	if (!check.load_dir(src, &err))
+		throw InputError("--profiles " + err +
+				 " (--speedup scales a directory of "
+				 "<model>.csv throughput tables)");
+	std::error_code ec;
+	std::filesystem::create_directories(dst, ec);
+	if (ec)
+		throw InputError(dst + ": cannot make the directory: " +
+				 ec.message());
+	for (const auto &e : std::filesystem::directory_iterator(src)) {
+		if (e.path().extension() != ".csv")
+			continue;
+		std::stringstream in(read_file(e.path().string()));
+		std::string line, out;
+		for (int n = 0; std::getline(in, line); n++) {
+			if (!line.empty() && line.back() == '\r')
+				line.pop_back();
+			if (n == 0 || line.empty()) { /* the GPU counts */
+				out += line + "\n";
+				continue;
+			}
+			/* Every cell, the empty ones too (getline would drop
+			 * an empty last one). */
+			size_t at = 0;
+			for (int c = 0; at <= line.size(); c++) {
+				size_t comma = line.find(',', at);
+				if (comma == std::string::npos)
+					comma = line.size();
+				std::string cell = line.substr(at, comma - at);
+				at = comma + 1;
+				char *end = nullptr;
+				double v = std::strtod(cell.c_str(), &end);
+				if (c > 0 && !cell.empty() && end && !*end &&
+				    std::isfinite(v)) {
+					char b[32];
+					std::snprintf(b, sizeof b, "%.9g", v * speedup);
+					cell = b;
+				}
+				out += (c ? "," : "") + cell;
+			}
+			out += "\n";
+		}
+		std::string to = dst + "/" + e.path().filename().string();
+		std::ofstream f(to, std::ios::trunc);
+		f << out;
+		if (!f)
+			throw InputError(to + ": cannot write: " +
+					 std::strerror(errno));
 	}
 }
 

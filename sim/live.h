@@ -26,6 +26,13 @@ namespace tidal::sim {
  * iteration, deadlines and estimates.  Iterations stay as they are. */
 void compress_time(Trace &t, double speedup);
 
+/* Throughput tables (ElasticFlow's form, <model>.csv in SRC) SPEEDUP times
+ * faster, written to DST (made if absent): the speeds a trace of
+ * compress_time() runs at, for the replay, the live plugin's planner and
+ * the live trainers alike.  Throws InputError naming what fails. */
+void speed_up_profiles(const std::string &src, double speedup,
+		       const std::string &dst);
+
 /* One tab-separated line per job of IN's trace, in submit order, after a
  * header naming the columns:
  *

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -186,6 +187,22 @@ void write_to(const std::string &path, const std::string &what,
 	if (!out || std::rename(tmp.c_str(), path.c_str()) != 0)
 		throw InputError(path + ": cannot write " + what + ": " +
 				 std::strerror(errno));
+}
+
+/* A directory removed at exit (the sped-up tables of --speedup). */
+std::string scratch_dir()
+{
+	static std::string made;
+	char tmpl[] = "/tmp/tidal-sim.XXXXXX";
+	if (!mkdtemp(tmpl))
+		throw InputError(std::string("cannot make a scratch directory: ") +
+				 std::strerror(errno));
+	made = tmpl;
+	std::atexit([] {
+		std::error_code ec;
+		std::filesystem::remove_all(made, ec);
+	});
+	return made;
 }
 
 void list_all()
@@ -500,6 +517,14 @@ int run(const Options &o)
 	in.cluster = load_cluster(o.cluster);
 	in.trace = load_trace(o.trace, lower(o.trace_format));
 	compress_time(in.trace, o.speedup);
+	if (o.speedup != 1 && !o.profiles.empty()) {
+		/* The tables sped up too, where the plan's live run finds
+		 * them (PLAN.profiles) or in a scratch directory. */
+		in.profiles_path = !o.submit_plan.empty()
+					   ? o.submit_plan + ".profiles"
+					   : scratch_dir();
+		speed_up_profiles(o.profiles, o.speedup, in.profiles_path);
+	}
 	preset->prepare(in);
 	if (in.trace.skipped > 0) {
 		std::fprintf(stderr, "tidal-sim: warning: skipped %ld job(s) of %s",

@@ -179,24 +179,7 @@ uint64_t Loop::share_start(int r) const
  * the measured range or without a row. */
 static double paced_throughput(const ThroughputRow *row, int world)
 {
-	if (!row)
-		return NAN;
-	double exact = row->at(world);
-	if (std::isfinite(exact))
-		return exact;
-	int lo = 0, hi = 0;
-	for (int g : row->gpus) {
-		if (!std::isfinite(row->at(g)))
-			continue;
-		if (g < world)
-			lo = g;
-		else if (g > world && !hi)
-			hi = g;
-	}
-	if (!lo || !hi)
-		return NAN;
-	double a = row->at(lo), b = row->at(hi);
-	return a + (b - a) * (world - lo) / (hi - lo);
+	return row ? row->paced(world) : NAN;
 }
 
 /* Iterations/s at a global BATCH the table has no row for (an adaptive

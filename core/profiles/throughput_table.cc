@@ -29,6 +29,26 @@ double ThroughputRow::at(int gpus) const
 	return c < 0 ? NAN : tput[c];
 }
 
+double ThroughputRow::paced(int world) const
+{
+	double exact = at(world);
+	if (std::isfinite(exact))
+		return exact;
+	int lo = 0, hi = 0;
+	for (int g : gpus) {
+		if (!std::isfinite(at(g)))
+			continue;
+		if (g < world)
+			lo = g;
+		else if (g > world && !hi)
+			hi = g;
+	}
+	if (!lo || !hi)
+		return NAN;
+	double a = at(lo), b = at(hi);
+	return a + (b - a) * (world - lo) / (hi - lo);
+}
+
 bool ThroughputRow::is_level(int gpus) const
 {
 	return column_of(*this, gpus) >= 0;

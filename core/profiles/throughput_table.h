@@ -32,6 +32,11 @@ struct ThroughputRow {
 	/* Iterations/s at exactly GPUS, or NaN if GPUS is no column or the
 	 * cell is empty. */
 	double at(int gpus) const;
+	/* Iterations/s of a job running on GPUS GPUs: the column's speed,
+	 * or between two columns on the straight line through the nearest
+	 * measured ones around it; NaN outside them.  What tidal-train's
+	 * --profile paces by, and what the tidal preset replays at. */
+	double paced(int gpus) const;
 	bool is_level(int gpus) const;
 	/* The next column after G that is <= MAX_GPU; G itself if none.
 	 * next_level(0) is the first column. */

@@ -15,10 +15,17 @@
  * The elasticflow policies plan with measured throughputs: --profiles DIR
  * becomes their ElasticFlow.Profiles (a --param wins), and a job without
  * a profile is held until the run ends, i.e. rejected - said before the
- * replay, since the table of results alone would not say why.
+ * replay, since the table of results alone would not say why.  With
+ * --profiles, a job whose model and batch have a table runs at its speed
+ * there (ThroughputRow::paced: what tidal-train --profile paces by, and
+ * what those policies plan with; with --speedup, tables sped up as the
+ * trace, live.h); others, and GPU counts outside the table, scale
+ * linearly.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
+#include <cmath>
+
 #include "core/model/policy.h"
 #include "core/profiles/throughput_table.h"
 #include "sim/csv.h"
@@ -45,6 +52,12 @@ public:
 	void prepare(SimInput &in) override
 	{
 		profiles_ = in.profiles_path;
+		table_ = ThroughputTable();
+		if (!profiles_.empty()) {
+			std::string err;
+			if (!table_.load_dir(profiles_, &err))
+				throw InputError("--profiles " + err);
+		}
 		int total = in.cluster.total_gpus();
 		for (Job &j : in.trace.jobs) {
 			if (j.gpus > total)
@@ -117,6 +130,12 @@ public:
 			return checked;
 		ReplayHooks hooks;
 		hooks.restart_overhead = [oh](const Job &, int) { return oh; };
+		if (!profiles_.empty())
+			hooks.speed = [this](const Job &j, int g) {
+				const ThroughputRow *row = table_.row(j.model, j.batch);
+				double v = row ? row->paced(g) : NAN;
+				return std::isfinite(v) && v > 0 ? v : linear_speed(j, g);
+			};
 		hooks.period = cycle;
 		return replay(in, *p, hooks, progress);
 	}
@@ -126,6 +145,7 @@ private:
 			    const Params &params, RunResult &out) const;
 
 	std::string profiles_; /* --profiles, "" if none */
+	ThroughputTable table_; /* what it holds */
 };
 
 /* Say which jobs POLICY will reject for want of a throughput profile; a

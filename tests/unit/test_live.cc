@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/profiles/throughput_table.h"
 #include "sim/csv.h"
 #include "sim/live.h"
 #include "sim/trace.h"
@@ -227,6 +228,33 @@ static void test_acct_round_trip(void **)
 	near(t.jobs[0].duration, 90061);
 }
 
+/* Tables sped up as the trace: every measured cell times F, "nan" and
+ * empty cells kept; a directory without tables is an error. */
+static void test_speed_up_profiles(void **)
+{
+	std::string src = root + "/tables", dst = root + "/fast";
+	std::filesystem::create_directories(src);
+	std::ofstream(src + "/m.csv") << "global_batch_size,1,2,4\n"
+					 "64,1.5,nan,\n128,0.25,0.5,0.75\n";
+	speed_up_profiles(src, 10, dst);
+	ThroughputTable t;
+	std::string err;
+	assert_true(t.load_dir(dst, &err));
+	near(t.lookup("m", 64, 1), 15);
+	assert_true(std::isnan(t.lookup("m", 64, 2)));
+	assert_true(t.row("m", 64)->nan[1]);
+	assert_true(std::isnan(t.lookup("m", 64, 4)));
+	near(t.lookup("m", 128, 4), 7.5);
+	try {
+		speed_up_profiles(root + "/none", 2, dst);
+		fail_msg("a missing directory was sped up");
+	} catch (const InputError &e) {
+		assert_non_null(strstr(e.what(), "(--speedup scales a directory "
+						 "of <model>.csv throughput "
+						 "tables)"));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -235,6 +263,7 @@ int main(void)
 		cmocka_unit_test(test_live_result),
 		cmocka_unit_test(test_live_errors),
 		cmocka_unit_test(test_acct_round_trip),
+		cmocka_unit_test(test_speed_up_profiles),
 	};
 	return cmocka_run_group_tests(tests, make_root, remove_root);
 }

@@ -7,6 +7,8 @@
  */
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "sim/csv.h"
 #include "sim/preset.h"
@@ -186,12 +188,8 @@ static void test_elasticflow_profiles(void **)
 			       "so it will reject every job; give --profiles "
 			       "DIR or --param ElasticFlow.Profiles=DIR"));
 	in.profiles_path = "/nonexistent-tidal-profiles";
-	preset->prepare(in);
-	p = preset->policy_params("elasticflow");
-	assert_string_equal(p.get_str("ElasticFlow.Profiles", "").c_str(),
-			    "/nonexistent-tidal-profiles");
 	try {
-		preset->run(in, "elasticflow", p, {}, RunMode::Check);
+		preset->prepare(in);
 		fail_msg("a missing --profiles directory was accepted");
 	} catch (const InputError &e) {
 		assert_non_null(strstr(e.what(), "--profiles "
@@ -201,6 +199,40 @@ static void test_elasticflow_profiles(void **)
 	}
 	/* Only the elasticflow policies read it. */
 	assert_false(preset->policy_params("fifo").has("ElasticFlow.Profiles"));
+}
+
+/* With --profiles, a job whose model and batch have a table runs at the
+ * table's speed (ThroughputRow::paced: between columns, the straight
+ * line); one without, at its traced speed scaled linearly. */
+static void test_profile_speeds(void **)
+{
+	char dir[] = "/tmp/tidal-test-replay.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	std::ofstream(std::string(dir) + "/m.csv")
+		<< "global_batch_size,1,2,4\n64,1.0,1.5,2.5\n";
+	std::string err;
+	auto preset = make_preset("tidal", &err);
+	SimInput in;
+	in.cluster = test::cluster(1, 8);
+	in.trace.path = "hand";
+	in.trace.jobs = {test::job(1, 3, 0, 100), test::job(2, 2, 0, 100)};
+	in.trace.jobs[0].model = "m";
+	in.trace.jobs[0].batch = 64;
+	in.trace.jobs[0].iterations = 200;
+	in.trace.jobs[0].iter_time = 0.5; /* 100 s, were it linear */
+	in.trace.jobs[1].index = 1;
+	in.profiles_path = dir;
+	preset->prepare(in);
+	Params p;
+	p.set("Tidal.RestartOverhead", "0");
+	RunResult r = preset->run(in, "fifo", p, {}, RunMode::Replay);
+	/* 3 GPUs: 2.0 it/s between 1.5 at 2 and 2.5 at 4. */
+	assert_true(std::fabs(result(r, 1).end - 100) < 1e-9);
+	in.trace.jobs[0].iterations = 300;
+	r = preset->run(in, "fifo", p, {}, RunMode::Replay);
+	assert_true(std::fabs(result(r, 1).end - 150) < 1e-9);
+	assert_true(std::fabs(result(r, 2).end - 100) < 1e-9); /* linear */
+	std::filesystem::remove_all(dir);
 }
 
 /* --policy names the tidal preset accepts: the registry's, but those
@@ -243,6 +275,7 @@ int main(void)
 		cmocka_unit_test(test_too_large),
 		cmocka_unit_test(test_check_mode),
 		cmocka_unit_test(test_elasticflow_profiles),
+		cmocka_unit_test(test_profile_speeds),
 		cmocka_unit_test(test_policy_names),
 		cmocka_unit_test(test_bad_overhead),
 	};
