@@ -37,14 +37,15 @@ _tidal_sim()
 		COMPREPLY=($(compgen -W "$(_tidal_sim_list "$prog" formats)" -- "$cur"))
 		return ;;
 	--cluster | --trace | --profiles | --policy-config | --estimates | \
-	--json | --jobs-csv | --timeseries-csv | --plot)
+	--json | --jobs-csv | --timeseries-csv | --plot | --submit-plan | \
+	--live-result | --acct-out | --live)
 		if declare -F _filedir >/dev/null; then
 			_filedir
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
 		return ;;
-	--param | --seed)
+	--param | --seed | --speedup)
 		COMPREPLY=()
 		return ;;
 	esac

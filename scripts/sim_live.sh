@@ -18,6 +18,11 @@
 #                        (for tidal-sim --live-result)
 #   OUT/etc/             the cluster's slurm.conf, gres.conf and
 #                        topology.conf (for tidal-sim --cluster)
+#   OUT/work.tsv         each run of each job's process, to the
+#                        microsecond (Slurm's times are whole seconds):
+#                        "# start EPOCH" (the replay's time 0), then
+#                        name, start and end (Unix seconds); read by
+#                        --live-result beside slurm_acct.out
 #   OUT/submit.log       each submission: planned and actual seconds
 #
 # Progress goes to stderr every PROGRESS seconds (default 10).  Exit 0 when
@@ -40,12 +45,21 @@ mkdir -p "$2" || exit 1
 OUT=$(cd "$2" && pwd)
 CONF=$3
 PROGRESS=${PROGRESS:-10}
+die() { echo "sim-live: $*" >&2; exit 1; }
+# lib.sh sets its own four 8-GPU nodes: the caller's shape wins.
+want_nodes=${NODES:-n1 n2 n3 n4}
+want_gpus=${GPUS_PER_NODE:-8}
 cd "$(dirname "$0")/.."
 . tests/cluster/lib.sh
 TEST_NAME=sim-live
 ACCOUNTING=1
+NODES=$want_nodes
+GPUS_PER_NODE=$want_gpus
+case " $NODES " in
+*[!a-z0-9\ ]*) die "NODES='$NODES': node names are letters and digits, separated by spaces" ;;
+esac
+[[ $GPUS_PER_NODE =~ ^[1-9][0-9]?$ ]] || die "GPUS_PER_NODE='$GPUS_PER_NODE': must be 1 to 99"
 
-die() { echo "sim-live: $*" >&2; exit 1; }
 [ -f "$PLAN" ] || die "$PLAN: no such plan"
 head -n 2 "$PLAN" | tail -n 1 | grep -q $'^at\tname\toptions\trun\tdeadline$' ||
 	die "$PLAN: not a tidal-sim --submit-plan (its second line must be the header 'at name options run deadline', tab-separated)"
@@ -69,9 +83,11 @@ run=$1 state=$2 done=0
 [ -s "$state" ] && read -r done <"$state"
 t0=$EPOCHREALTIME
 save() {
-	awk -v d="$done" -v a="$t0" -v b="$EPOCHREALTIME" \
+	local now=$EPOCHREALTIME
+	awk -v d="$done" -v a="$t0" -v b="$now" \
 		'BEGIN { printf "%.3f\n", d + b - a }' >"$state.tmp" &&
 		mv "$state.tmp" "$state"
+	echo "$t0 $now" >>"$state.runs"
 }
 trap 'save; exit 143' TERM
 left=$(awk -v r="$run" -v d="$done" 'BEGIN { x = r - d; print (x > 0 ? x : 0) }')
@@ -139,6 +155,14 @@ complete() {
 }
 wait_for 60 complete || die "sacct's record lacks jobs or ends after 60 s (see $OUT/slurm_acct.out.tmp, $OUT/sacct.err)"
 mv "$OUT/slurm_acct.out.tmp" "$OUT/slurm_acct.out"
+{
+	echo "# start $start"
+	for f in "$OUT/work/"*.runs; do
+		[ -f "$f" ] || continue
+		n=$(basename "$f" .runs)
+		awk -v n="$n" '{ printf "%s\t%s\t%s\n", n, $1, $2 }' "$f"
+	done
+} >"$OUT/work.tsv"
 not_done=$(awk -F'|' 'NR > 1 && $7 != "COMPLETED" && $7 != "REQUEUED" && $7 != "PREEMPTED"' "$OUT/slurm_acct.out")
 if [ -n "$not_done" ]; then
 	echo "sim-live: jobs that did not complete:" >&2

@@ -147,6 +147,53 @@ struct Runs {
 
 } /* namespace */
 
+/* sim_live.sh's work.tsv: "# start EPOCH", then "tidal-ID<TAB>START<TAB>
+ * END" per run of a job's process.  Each job's runs and ends become those;
+ * sacct's whole seconds stay where the file has nothing. */
+static void refine(const std::string &path,
+		   const std::unordered_map<JobId, const Job *> &by_id,
+		   std::map<JobId, Runs> &seen, double *zero)
+{
+	std::stringstream in(read_file(path));
+	std::string line;
+	std::map<JobId, std::vector<std::pair<double, double>>> runs;
+	for (long n = 1; std::getline(in, line); n++) {
+		if (line.rfind("# start ", 0) == 0) {
+			char *end = nullptr;
+			double z = std::strtod(line.c_str() + 8, &end);
+			if (end == line.c_str() + 8 || !std::isfinite(z))
+				input_error(path, n, "'# start' is not a time");
+			*zero = z;
+			continue;
+		}
+		if (line.empty() || line[0] == '#')
+			continue;
+		std::stringstream cells(line);
+		std::string name;
+		double a, b;
+		if (!std::getline(cells, name, '\t') || !(cells >> a >> b) ||
+		    name.rfind("tidal-", 0) != 0 || !(b >= a))
+			input_error(path, n,
+				    "expected 'tidal-ID<TAB>START<TAB>END' "
+				    "with END >= START");
+		JobId id = std::atoll(name.c_str() + 6);
+		if (!by_id.count(id) || !seen.count(id))
+			input_error(path, n, "job " + name +
+						     " is in no record beside it");
+		runs[id].push_back({a, b});
+	}
+	for (auto &[id, spans] : runs) {
+		Runs &x = seen[id];
+		x.spans = spans;
+		x.start = INFINITY;
+		x.end = -INFINITY;
+		for (const auto &[a, b] : spans) {
+			x.start = std::min(x.start, a);
+			x.end = std::max(x.end, b);
+		}
+	}
+}
+
 RunResult live_result(const std::string &path, const SimInput &in,
 		      const std::string &policy)
 {
@@ -209,6 +256,12 @@ RunResult live_result(const std::string &path, const SimInput &in,
 	double zero = INFINITY;
 	for (const auto &[id, x] : seen)
 		zero = std::min(zero, x.submit - by_id[id]->submit);
+	/* The processes' own times, to the microsecond, where the paced jobs
+	 * left them (work.tsv beside the record): time 0 and each run. */
+	std::string work = std::filesystem::path(path).parent_path() /
+			   "work.tsv";
+	if (std::filesystem::exists(work))
+		refine(work, by_id, seen, &zero);
 	RunResult out;
 	out.policy = policy;
 	out.total_gpus = in.cluster.total_gpus();

@@ -13,6 +13,7 @@
  */
 #include <getopt.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,6 +67,9 @@ const char *kUsage =
 	"  --live-result FILE     sacct's record of the live replay (sacct -a -D\n"
 	"                         -X --parsable2): its metrics beside the replay's\n"
 	"  --acct-out FILE        every job's Submit/Start/End as sacct --parsable2\n"
+	"  --live DIR             live replay: the trace through a throwaway Slurm\n"
+	"                         cluster with sched/tidal (as root), beside the\n"
+	"                         replay; plan, sacct record and cluster in DIR\n"
 	"  --quiet                no table, no progress bar\n"
 	"  --list                 list presets, policies and trace formats\n"
 	"  --help, --version\n";
@@ -74,7 +78,7 @@ struct Options {
 	std::string preset = "tidal";
 	std::string cluster, trace, trace_format, policies, profiles;
 	std::string policy_config, estimates, json, jobs_csv, timeseries_csv,
-		plot, submit_plan, live_result, acct_out;
+		plot, submit_plan, live_result, acct_out, live;
 	double speedup = 1;
 	std::vector<std::string> params;
 	std::uint64_t seed = 1;
@@ -255,8 +259,8 @@ Options parse_args(int argc, char **argv)
 	enum {
 		O_PRESET = 256, O_CLUSTER, O_TRACE, O_TFMT, O_POLICY, O_PROF,
 		O_PCONF, O_EST, O_JSON, O_JOBS, O_TS, O_PLOT, O_SEED, O_QUIET,
-		O_LIST, O_HELP, O_VERSION, O_PARAM, O_SPEEDUP, O_PLAN, O_LIVE,
-		O_ACCT,
+		O_LIST, O_HELP, O_VERSION, O_PARAM, O_SPEEDUP, O_PLAN, O_LIVE_RESULT,
+		O_ACCT, O_LIVE,
 	};
 	static const struct option longopts[] = {
 		{"preset", required_argument, nullptr, O_PRESET},
@@ -275,8 +279,9 @@ Options parse_args(int argc, char **argv)
 		{"seed", required_argument, nullptr, O_SEED},
 		{"speedup", required_argument, nullptr, O_SPEEDUP},
 		{"submit-plan", required_argument, nullptr, O_PLAN},
-		{"live-result", required_argument, nullptr, O_LIVE},
+		{"live-result", required_argument, nullptr, O_LIVE_RESULT},
 		{"acct-out", required_argument, nullptr, O_ACCT},
+		{"live", required_argument, nullptr, O_LIVE},
 		{"quiet", no_argument, nullptr, O_QUIET},
 		{"list", no_argument, nullptr, O_LIST},
 		{"help", no_argument, nullptr, O_HELP},
@@ -325,8 +330,9 @@ Options parse_args(int argc, char **argv)
 			break;
 		}
 		case O_PLAN: o.submit_plan = optarg; break;
-		case O_LIVE: o.live_result = optarg; break;
+		case O_LIVE_RESULT: o.live_result = optarg; break;
 		case O_ACCT: o.acct_out = optarg; break;
+		case O_LIVE: o.live = optarg; break;
 		case O_QUIET: o.quiet = true; break;
 		case O_LIST: list_all(); std::exit(0);
 		case O_HELP: std::fputs(kUsage, stdout); std::exit(0);
@@ -497,6 +503,82 @@ void check_unused(const Params &cfg, const Preset &preset,
 		throw InputError(errors);
 }
 
+/* --live's model of the live cluster where the user gave none: the
+ * cycle that the live tidal.conf gets, and the start latency measured on
+ * the 2-core loopback cluster (tidal-sim(1), LIVE REPLAY). */
+void live_defaults(Params &cfg)
+{
+	if (!cfg.has("Tidal.CycleInterval"))
+		cfg.set("Tidal.CycleInterval", "1", "--live (default)");
+	if (!cfg.has("Tidal.RestartOverhead"))
+		cfg.set("Tidal.RestartOverhead", "0.2", "--live (default)");
+}
+
+/* --live: bring up the cluster and replay PLAN on it through
+ * scripts/sim_live.sh (beside the build directory tidal-sim runs from,
+ * or TIDAL_SIM_LIVE), with a tidal.conf of POLICY and its parameters. */
+void run_live(const Options &o, const SimInput &in, const Preset &preset,
+	      const std::string &policy, const std::string &plan)
+{
+	const Cluster &c = in.cluster;
+	int per = c.nodes.empty() ? 0 : c.nodes[0].gpus;
+	for (const Node &n : c.nodes)
+		if (n.gpus != per)
+			throw InputError(
+				"--live: the live cluster has the same GPUs on "
+				"every node, but " + in.cluster_path + " has " +
+				std::to_string(per) + " on " + c.nodes[0].name +
+				" and " + std::to_string(n.gpus) + " on " +
+				n.name);
+	std::string exe = std::filesystem::read_symlink("/proc/self/exe");
+	std::string build = std::filesystem::path(exe).parent_path();
+	const char *env = std::getenv("TIDAL_SIM_LIVE");
+	std::string script = env && *env ? env : build + "/../scripts/sim_live.sh";
+	if (!std::filesystem::exists(script))
+		throw InputError("--live: no " + script +
+				 " (a live replay runs from a checkout, "
+				 "beside its build directory; or set "
+				 "TIDAL_SIM_LIVE=PATH)");
+	Params params = preset.policy_params(policy);
+	params.merge(in.policy_config);
+	std::string conf = "Policy=" + policy + "\nCycleInterval=" +
+			   params.get_str("Tidal.CycleInterval", "1") + "\n";
+	for (const auto &[k, v] : params.items())
+		if (k.rfind("tidal.", 0) != 0 && k != "policyconfig.json")
+			conf += k + "=" + v + "\n";
+	std::string nodes;
+	for (size_t i = 1; i <= c.nodes.size(); i++)
+		nodes += (i > 1 ? " n" : "n") + std::to_string(i);
+	std::fprintf(stderr, "tidal-sim: --live: %zu nodes x %d GPUs, %s\n",
+		     c.nodes.size(), per, policy.c_str());
+	std::fflush(nullptr);
+	pid_t pid = fork();
+	if (pid < 0)
+		throw InputError(std::string("--live: fork: ") +
+				 std::strerror(errno));
+	if (pid == 0) {
+		dup2(2, 1); /* its lines are progress: stdout is the table */
+		setenv("NODES", nodes.c_str(), 1);
+		setenv("GPUS_PER_NODE", std::to_string(per).c_str(), 1);
+		setenv("BUILD", build.c_str(), 1);
+		std::string run = o.live + "/run";
+		execlp("bash", "bash", script.c_str(), plan.c_str(), run.c_str(),
+		       conf.c_str(), (char *)nullptr);
+		std::fprintf(stderr, "tidal-sim: --live: bash: %s\n",
+			     std::strerror(errno));
+		_exit(127);
+	}
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		throw InputError("--live: " + script + " failed (" +
+				 (WIFEXITED(status)
+					  ? "exit " + std::to_string(WEXITSTATUS(status))
+					  : std::string("killed")) +
+				 "); what it said is above");
+}
+
 int run(const Options &o)
 {
 	std::unique_ptr<Preset> preset = preset_of(o);
@@ -505,6 +587,27 @@ int run(const Options &o)
 	if (!o.live_result.empty() && policies.size() != 1)
 		usage_error("--live-result: the live run is of one policy; "
 			    "--policy names " + std::to_string(policies.size()));
+	if (!o.live.empty() && policies.size() != 1)
+		usage_error("--live: the live run is of one policy; --policy "
+			    "names " + std::to_string(policies.size()));
+	if (!o.live.empty() && !o.live_result.empty())
+		usage_error("--live makes its own live result; drop --live-result");
+	if (!o.live.empty() && lower(preset->name()) != "tidal")
+		usage_error("--live runs sched/tidal, which the tidal preset "
+			    "models; drop --preset " + o.preset);
+	/* --live: the plan, and the live run's record, in its directory. */
+	std::string plan = o.submit_plan;
+	if (!o.live.empty()) {
+		std::error_code ec;
+		std::filesystem::create_directories(o.live, ec);
+		if (ec)
+			throw InputError("--live " + o.live +
+					 ": cannot make the directory: " +
+					 ec.message());
+		/* Absolute: slurmctld reads the tables from its own
+		 * directory. */
+		plan = std::filesystem::absolute(o.live).string() + "/plan.tsv";
+	}
 
 	SimInput in;
 	in.cluster_path = o.cluster;
@@ -513,6 +616,8 @@ int run(const Options &o)
 	in.estimates_path = o.estimates;
 	in.seed = o.seed;
 	in.policy_config = policy_config(o);
+	if (!o.live.empty())
+		live_defaults(in.policy_config);
 
 	in.cluster = load_cluster(o.cluster);
 	in.trace = load_trace(o.trace, lower(o.trace_format));
@@ -520,9 +625,8 @@ int run(const Options &o)
 	if (o.speedup != 1 && !o.profiles.empty()) {
 		/* The tables sped up too, where the plan's live run finds
 		 * them (PLAN.profiles) or in a scratch directory. */
-		in.profiles_path = !o.submit_plan.empty()
-					   ? o.submit_plan + ".profiles"
-					   : scratch_dir();
+		in.profiles_path = !plan.empty() ? plan + ".profiles"
+						 : scratch_dir();
 		speed_up_profiles(o.profiles, o.speedup, in.profiles_path);
 	}
 	preset->prepare(in);
@@ -547,10 +651,18 @@ int run(const Options &o)
 		in.policy_config.add_asked(params);
 	}
 	check_unused(in.policy_config, *preset, policies);
-	if (!o.submit_plan.empty())
-		write_to(o.submit_plan, "submit plan", [&](std::ostream &out) {
+	if (!plan.empty())
+		write_to(plan, "submit plan", [&](std::ostream &out) {
 			write_submit_plan(out, in);
 		});
+	std::string live_record = o.live_result;
+	if (!o.live.empty()) {
+		run_live(o, in, *preset, policies[0], plan);
+		live_record = o.live + "/run/slurm_acct.out";
+		/* The replay on the live cluster's own slurm.conf. */
+		in.cluster_path = o.live + "/run/etc/slurm.conf";
+		in.cluster = load_cluster(in.cluster_path);
+	}
 
 	bool tty = !o.quiet && isatty(2);
 	Bar bar(tty);
@@ -574,10 +686,10 @@ int run(const Options &o)
 		sums.push_back(s);
 	}
 
-	if (!o.live_result.empty()) {
+	if (!live_record.empty()) {
 		/* The live run first, so that each output reads live, then
 		 * the replay of the same input. */
-		RunResult live = live_result(o.live_result, in,
+		RunResult live = live_result(live_record, in,
 					     "live:" + policies[0]);
 		Summary s = summarize(live, preset->metric_rules());
 		s.policy = live.policy;
@@ -591,7 +703,7 @@ int run(const Options &o)
 		if (o.speedup != 1)
 			std::printf(", times divided by %g", o.speedup);
 		std::printf("\n");
-		if (!o.live_result.empty())
+		if (!live_record.empty())
 			write_comparison(std::cout, sums[0], sums[1]);
 		else
 			write_table(std::cout, sums);

@@ -476,6 +476,9 @@ RunResult Replayer::run()
 			record_util(t);
 		} else if (boundary) {
 			decide(t);
+		} else {
+			/* Between boundaries jobs still end and free GPUs. */
+			record_util(t);
 		}
 		if (progress_)
 			progress_(done_, total);

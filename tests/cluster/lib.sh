@@ -108,23 +108,33 @@ skip_unless_runnable() {
 # (TIDAL_STORE_PORTS, which the jobs inherit from sbatch: without it every
 # concurrent test cluster's job 1 would take 29401).  Step ports
 # (MpiParams) go below 20000, 8 per base.
+# A cluster of more than four nodes (NODES) takes one port more per node
+# after those 20 (node_port).
 pick_ports() {
-	local used base i ok low slots
+	local used base i ok low slots width
+	width=$((20 + $(node_count) - 4))
+	[ "$width" -ge 20 ] || width=20
 	read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || low=32768
-	slots=$(((low - 20000) / 20 - 1))
-	[ "$slots" -gt 600 ] && slots=600
+	slots=$(((low - 20000) / width - 1))
+	# Bases up to 32000 keep MpiParams' ranges below 20000.
+	[ "$slots" -gt $((12000 / width)) ] && slots=$((12000 / width))
 	[ "$slots" -ge 1 ] || slots=1
 	used=$(ss -Htan 2>/dev/null | awk '{print $4}' | sed 's/.*://' | sort -u)
 	for _ in $(seq 50); do
-		base=$((20000 + (RANDOM % slots) * 20))
+		base=$((20000 + (RANDOM % slots) * width))
 		ok=1
-		for i in $(seq 0 19); do
+		for i in $(seq 0 $((width - 1))); do
 			echo "$used" | grep -qx "$((base + i))" && ok=0
 		done
 		[ $ok = 1 ] && { echo $base; return; }
 	done
 	echo 27000
 }
+
+node_count() { echo $NODES | wc -w; }
+# node_port I: slurmd's port on the Ith node (from 1): base + 1 to base + 4,
+# then past the 20 ports of pick_ports.
+node_port() { if [ "$1" -le 4 ]; then echo $((PORT_CTL + $1)); else echo $((PORT_CTL + 15 + $1)); fi; }
 
 write_conf() { # write_conf POLICY_CONF_TEXT
 	local host i=0 n
@@ -180,7 +190,7 @@ EOF
 	: >"$T/etc/gres.conf"
 	for n in $NODES; do
 		i=$((i + 1))
-		echo "NodeName=$n NodeHostname=$host NodeAddr=127.0.0.1 Port=$((PORT_CTL + i)) CPUs=16 RealMemory=4000 Gres=gpu:$GPUS_PER_NODE${SHARDS_PER_GPU:+,shard:$((SHARDS_PER_GPU * GPUS_PER_NODE))} State=UNKNOWN" >>"$T/etc/slurm.conf"
+		echo "NodeName=$n NodeHostname=$host NodeAddr=127.0.0.1 Port=$(node_port $i) CPUs=16 RealMemory=4000 Gres=gpu:$GPUS_PER_NODE${SHARDS_PER_GPU:+,shard:$((SHARDS_PER_GPU * GPUS_PER_NODE))} State=UNKNOWN" >>"$T/etc/slurm.conf"
 		mkdir -p "$T/dev/$n" "$T/spool/$n"
 		for g in $(seq 0 $((GPUS_PER_NODE - 1))); do
 			mknod "$T/dev/$n/nvidia$g" c 195 "$g"

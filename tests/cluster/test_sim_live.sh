@@ -8,10 +8,10 @@
 #
 #   trace    20 rigid jobs of 4 to 32 GPUs and 5 to 16 s, one every 0 to
 #            2 s: a queue forms on the 32 GPUs
-#   model    the tidal preset with the live cluster's cycle
-#            (Tidal.CycleInterval=1, as tidal.conf's CycleInterval) and a
-#            start latency of 0.2 s (Tidal.RestartOverhead: sbatch's
-#            launch of the batch step)
+#   model    --live's defaults: the live cluster's cycle
+#            (Tidal.CycleInterval=1, which the live tidal.conf gets as
+#            CycleInterval) and a start latency of 0.2 s
+#            (Tidal.RestartOverhead: the launch of the batch step)
 #   checks   every job ran once, to its end, with its GPUs; average JCT
 #            and makespan live within 5% of the replay's; the replay's
 #            sacct-style record (--acct-out) holds every job of both
@@ -28,21 +28,27 @@ trap 'rm -rf "$W"' EXIT
 
 cp conf/live-20.events "$W/trace.events"
 
-model=(--param Tidal.CycleInterval=1 --param Tidal.RestartOverhead=0.2)
 check "tidal-sim writes the submit plan of the events file" \
 	"$SIM" --cluster conf/slurm.conf --trace "$W/trace.events" --policy fifo \
-	--quiet "${model[@]}" --submit-plan "$W/plan.tsv"
+	--quiet --submit-plan "$W/plan.tsv"
 check "the plan has the 20 jobs, named tidal-<id>" \
 	test "$(grep -c $'^[0-9.]*\ttidal-10[0-9][0-9]\t--gpus=' "$W/plan.tsv")" -eq 20
 
+# The one command: plan, live cluster (4 x 8 GPUs, as NODES and
+# GPUS_PER_NODE of lib.sh), sacct's record, and the replay beside it, with
+# --live's model of the live cluster (Tidal.CycleInterval=1,
+# Tidal.RestartOverhead=0.2).
+printf 'NodeName=n[1-4] Gres=gpu:8 CPUs=16\nPartitionName=gpu Nodes=n[1-4] Default=YES\n' >"$W/cluster.conf"
 start=$(date +%s)
-BUILD=$BUILD bash scripts/sim_live.sh "$W/plan.tsv" "$W/live" "Policy=fifo
-CycleInterval=1" >"$W/live.log" 2>&1
+"$SIM" --cluster "$W/cluster.conf" --trace "$W/trace.events" --policy fifo \
+	--live "$W/live" --json "$W/cmp.json" --jobs-csv "$W/jobs.csv" \
+	--acct-out "$W/acct.out" >"$W/cmp.out" 2>"$W/live.log"
 rc=$?
-grep -E 'submitted;|latest|left the queue|record|failed|did not' "$W/live.log" | sed 's/^/   /'
-check "scripts/sim_live.sh replays the plan live (rc $rc, $(($(date +%s) - start)) s)" test "$rc" -eq 0 ||
-	tail -n 30 "$W/live.log"
-acct=$W/live/slurm_acct.out
+grep -E 'submitted;|latest|left the queue|record|failed|did not|--live' "$W/live.log" | sed 's/^/   /'
+sed 's/^/   /' "$W/cmp.out"
+check "tidal-sim --live replays the trace live and beside it (rc $rc, $(($(date +%s) - start)) s)" \
+	test "$rc" -eq 0 || tail -n 30 "$W/live.log"
+acct=$W/live/run/slurm_acct.out
 check "sacct's record: one COMPLETED run of each job" \
 	test "$(awk -F'|' '$7 == "COMPLETED" && $2 ~ /^tidal-10/' "$acct" 2>/dev/null | wc -l)" -eq 20
 # Each job held the GPUs the trace asked for (AllocTRES, against -G).
@@ -58,11 +64,6 @@ gpus_ok() {
 }
 check "every job held the GPUs the trace asked for" gpus_ok
 
-"$SIM" --cluster "$W/live/etc/slurm.conf" --trace "$W/trace.events" \
-	--policy fifo "${model[@]}" --live-result "$acct" \
-	--json "$W/cmp.json" --jobs-csv "$W/jobs.csv" --acct-out "$W/acct.out" \
-	>"$W/cmp.out" 2>&1
-sed 's/^/   /' "$W/cmp.out"
 within() { # within METRIC PERCENT: live and replay, from the JSON
 	jq -e --arg m "$1" --argjson p "$2" \
 		'.policies["live:fifo"][$m] as $l | .policies.fifo[$m] as $s |
@@ -75,6 +76,6 @@ check "the per-job CSV holds both runs" \
 check "--acct-out: a sacct-style row of every job of both runs" \
 	test "$(grep -c '|COMPLETED|gres/gpu=' "$W/acct.out")" -eq 40
 check "--acct-out reads back as a sacct trace" \
-	"$SIM" --cluster "$W/live/etc/slurm.conf" --trace "$W/acct.out" \
+	"$SIM" --cluster "$W/live/run/etc/slurm.conf" --trace "$W/acct.out" \
 	--policy fifo --quiet
 finish

@@ -121,6 +121,12 @@ run "a --speedup that is not a positive number" 2 \
 run "--live-result with two policies" 2 \
 	"tidal-sim: --live-result: the live run is of one policy; --policy names 2" \
 	--policy fifo,sjf --live-result x.out
+run "--live with two policies" 2 \
+	"tidal-sim: --live: the live run is of one policy; --policy names 2" \
+	--policy fifo,sjf --live live.d
+run "--live with another preset" 2 \
+	"tidal-sim: --live runs sched/tidal, which the tidal preset models; drop --preset muri" \
+	--policy srtf --preset muri --live live.d
 run "a bad Tidal.CycleInterval" 1 \
 	"tidal-sim: --param Tidal.CycleInterval=-1: must be a number in [0, 3600]" \
 	--policy fifo --param Tidal.CycleInterval=-1

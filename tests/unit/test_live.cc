@@ -149,6 +149,39 @@ static void test_live_result(void **)
 	assert_int_equal(r.util[2].busy, 12);
 }
 
+/* work.tsv beside the record: time 0 and each run to the microsecond. */
+static void test_live_work_times(void **)
+{
+	SimInput in = input();
+	std::string dir = root + "/run";
+	std::filesystem::create_directories(dir);
+	std::ofstream(dir + "/slurm_acct.out") << std::string(kHead) <<
+		"40|tidal-1|2026-02-01T00:00:05|2026-02-01T00:00:06|"
+		"2026-02-01T00:00:50|COMPLETED|gres/gpu=4\n"
+		"41|tidal-2|2026-02-01T00:00:16|2026-02-01T00:00:16|"
+		"2026-02-01T00:01:16|COMPLETED|gres/gpu=8\n"
+		"42|tidal-3|2026-02-01T00:00:25|2026-02-01T00:00:26|"
+		"2026-02-01T00:00:56|COMPLETED|gres/gpu=2\n";
+	/* 2026-02-01T00:00:04.5 is 1769904004.5 */
+	std::ofstream(dir + "/work.tsv") << "# start 1769904004.5\n"
+					    "tidal-1\t1769904005.75\t1769904050.25\n"
+					    "tidal-2\t1769904016.0\t1769904076.0\n";
+	RunResult r = live_result(dir + "/slurm_acct.out", in, "live");
+	near(r.jobs[0].start, 1.25);
+	near(r.jobs[0].end, 45.75);
+	near(r.jobs[1].end, 71.5);
+	/* No line for job 3: sacct's seconds, from the same time 0. */
+	near(r.jobs[2].end, 51.5);
+	std::ofstream(dir + "/work.tsv") << "tidal-7\t1\t2\n";
+	try {
+		live_result(dir + "/slurm_acct.out", in, "live");
+		fail_msg("a work.tsv of another run was taken");
+	} catch (const InputError &e) {
+		assert_non_null(strstr(e.what(), "work.tsv:1: job tidal-7 is in "
+						 "no record beside it"));
+	}
+}
+
 static std::string error_of(const std::string &text)
 {
 	SimInput in = input();
@@ -261,6 +294,7 @@ int main(void)
 		cmocka_unit_test(test_compress),
 		cmocka_unit_test(test_plan),
 		cmocka_unit_test(test_live_result),
+		cmocka_unit_test(test_live_work_times),
 		cmocka_unit_test(test_live_errors),
 		cmocka_unit_test(test_acct_round_trip),
 		cmocka_unit_test(test_speed_up_profiles),
