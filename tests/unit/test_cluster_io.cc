@@ -16,22 +16,7 @@
 using namespace tidal;
 using namespace tidal::sim;
 
-static std::string root; /* the mkdtemp directory of this run */
-
-static int make_root(void **)
-{
-	char tmpl[] = "/tmp/tidal-test-cluster.XXXXXX";
-	if (!mkdtemp(tmpl))
-		return -1;
-	root = tmpl;
-	return 0;
-}
-
-static int remove_root(void **)
-{
-	std::filesystem::remove_all(root);
-	return 0;
-}
+static const std::string &root = test::scratch_root;
 
 /* Write FILES (name, text) into a fresh directory DIR; RET: its path. */
 static std::string write_dir(
@@ -337,5 +322,6 @@ int main(void)
 		cmocka_unit_test(test_slurm_errors),
 		cmocka_unit_test(test_csv_errors),
 	};
-	return cmocka_run_group_tests(tests, make_root, remove_root);
+	return cmocka_run_group_tests(tests, test::scratch_setup,
+				      test::scratch_teardown);
 }

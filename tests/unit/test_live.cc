@@ -22,36 +22,9 @@
 using namespace tidal;
 using namespace tidal::sim;
 
-static std::string root;
-static int files = 0;
-
-static int make_root(void **)
-{
-	char tmpl[] = "/tmp/tidal-test-live.XXXXXX";
-	if (!mkdtemp(tmpl))
-		return -1;
-	root = tmpl;
-	return 0;
-}
-
-static int remove_root(void **)
-{
-	std::filesystem::remove_all(root);
-	return 0;
-}
-
-static std::string put(const std::string &text)
-{
-	std::string path = root + "/f" + std::to_string(files++) + ".txt";
-	std::ofstream(path) << text;
-	return path;
-}
-
-static void near(double got, double want)
-{
-	if (std::fabs(got - want) > 1e-9 * std::max(1.0, std::fabs(want)))
-		fail_msg("got %.12g, want %.12g", got, want);
-}
+using test::near;
+using test::put;
+static const std::string &root = test::scratch_root;
 
 /* Three jobs on one 8-GPU node; job 2 has a deadline. */
 static SimInput input()
@@ -299,5 +272,6 @@ int main(void)
 		cmocka_unit_test(test_acct_round_trip),
 		cmocka_unit_test(test_speed_up_profiles),
 	};
-	return cmocka_run_group_tests(tests, make_root, remove_root);
+	return cmocka_run_group_tests(tests, test::scratch_setup,
+				      test::scratch_teardown);
 }

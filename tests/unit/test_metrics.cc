@@ -14,11 +14,7 @@
 using namespace tidal;
 using namespace tidal::sim;
 
-static void near(double got, double want)
-{
-	if (std::fabs(got - want) > 1e-9 * std::max(1.0, std::fabs(want)))
-		fail_msg("got %.12g, want %.12g", got, want);
-}
+using test::near;
 
 static JobResult done(Time submit, Time end, double queue = 0,
 		      Time deadline = kNoDeadline)

@@ -17,37 +17,9 @@
 using namespace tidal;
 using namespace tidal::sim;
 
-static std::string root;
-static int files = 0;
-
-static int make_root(void **)
-{
-	char tmpl[] = "/tmp/tidal-test-trace.XXXXXX";
-	if (!mkdtemp(tmpl))
-		return -1;
-	root = tmpl;
-	return 0;
-}
-
-static int remove_root(void **)
-{
-	std::filesystem::remove_all(root);
-	return 0;
-}
-
-/* Write TEXT to a new file; RET: its path. */
-static std::string put(const std::string &text)
-{
-	std::string path = root + "/t" + std::to_string(files++) + ".txt";
-	std::ofstream(path) << text;
-	return path;
-}
-
-static void near(double got, double want)
-{
-	if (std::fabs(got - want) > 1e-9 * std::max(1.0, std::fabs(want)))
-		fail_msg("got %.12g, want %.12g", got, want);
-}
+using test::near;
+using test::put;
+static const std::string &root = test::scratch_root;
 
 /* The InputError of loading TEXT (as FORMAT), with the path replaced by
  * "F"; "" if it loads. */
@@ -565,5 +537,6 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_parse_datetime),
 	};
-	return cmocka_run_group_tests(tests, make_root, remove_root);
+	return cmocka_run_group_tests(tests, test::scratch_setup,
+				      test::scratch_teardown);
 }

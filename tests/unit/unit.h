@@ -8,6 +8,9 @@
 
 /* C++ headers before cmocka.h: it defines a fail() macro that breaks
  * <ios>.  Include this header after every other header of a test. */
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
 #include <functional>
 #include <fstream>
 #include <iostream>
@@ -78,6 +81,43 @@ inline Snapshot snapshot(const Cluster &c, const std::vector<Job> &jobs,
 	for (const Job &j : jobs)
 		s.jobs.push_back(&j);
 	return s;
+}
+
+/* Files for tests of readers: a directory of this run's own under /tmp,
+ * made and removed around the group (cmocka_run_group_tests(tests,
+ * scratch_setup, scratch_teardown)); put() writes TEXT to a new file in
+ * it, <root>/tN.txt, and returns its path. */
+inline std::string scratch_root;
+inline int scratch_files = 0;
+
+inline int scratch_setup(void **)
+{
+	char tmpl[] = "/tmp/tidal-test.XXXXXX";
+	if (!mkdtemp(tmpl))
+		return -1;
+	scratch_root = tmpl;
+	return 0;
+}
+
+inline int scratch_teardown(void **)
+{
+	std::filesystem::remove_all(scratch_root);
+	return 0;
+}
+
+inline std::string put(const std::string &text)
+{
+	std::string path = scratch_root + "/t" +
+			   std::to_string(scratch_files++) + ".txt";
+	std::ofstream(path) << text;
+	return path;
+}
+
+/* GOT is WANT to within 1e-9 (relative, or absolute near 0). */
+inline void near(double got, double want)
+{
+	if (std::fabs(got - want) > 1e-9 * std::max(1.0, std::fabs(want)))
+		fail_msg("got %.12g, want %.12g", got, want);
 }
 
 } /* namespace tidal::test */
