@@ -143,6 +143,12 @@ private:
 	void apply(const Plan &plan, Time now);
 	void release(Job &j);
 	Time next_event();
+	/* The first cycle after now_ (hooks_.cycle). */
+	Time next_tick() const
+	{
+		double k = std::floor((now_ - last_decision_) / hooks_.cycle) + 1;
+		return last_decision_ + k * hooks_.cycle;
+	}
 	void record_util(Time now);
 	void finish(Job &j, Time now);
 	void reject(Job &j);
@@ -175,6 +181,7 @@ private:
 	std::uint64_t seq_ = 0;
 	Time now_ = 0;
 	Time wake_ = kNever;
+	Time last_decision_ = 0; /* for hooks_.cycle */
 	int busy_ = 0;
 	long done_ = 0;
 	RunResult result_;
@@ -439,6 +446,8 @@ Time Replayer::next_event()
 	if (!due_.empty())
 		t = std::min(t, due_.top().t);
 	t = std::min(t, wake_);
+	if (hooks_.cycle > 0 && pending_ > 0)
+		t = std::min(t, next_tick());
 	if (hooks_.period > 0 && t > now_ && pending_ > 0) {
 		/* Pending work waits for the next boundary. */
 		Time b = (std::floor(now_ / hooks_.period) + 1) * hooks_.period;
@@ -463,12 +472,17 @@ RunResult Replayer::run()
 			snap_.jobs.clear();
 			break;
 		}
+		bool tick = hooks_.cycle > 0 &&
+			    (next_tick() - t) <= 1e-9 * std::max(1.0, t);
 		now_ = t;
 		complete(t);
+		size_t arrived = next_arrival_;
 		arrive(t);
 		result_.events++;
 		bool boundary = hooks_.period <= 0 ||
 				std::fmod(t, hooks_.period) == 0;
+		if (hooks_.cycle > 0)
+			boundary = tick || next_arrival_ != arrived;
 		if (boundary && pending_ == 0 && policy_.idle_without_pending()) {
 			/* Nothing to ask: the wake-up, if due, is moot. */
 			if (wake_ <= t)
@@ -476,6 +490,7 @@ RunResult Replayer::run()
 			record_util(t);
 		} else if (boundary) {
 			decide(t);
+			last_decision_ = t;
 		} else {
 			/* Between boundaries jobs still end and free GPUs. */
 			record_util(t);

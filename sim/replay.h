@@ -20,6 +20,10 @@
  *   restart_overhead(job, gpus)  seconds without progress after a start,
  *                                resume or resize (default 0)
  *   period                       decide only when now % period == 0
+ *   cycle                        sched/tidal's cycle: an arrival is
+ *                                decided at once (a submission wakes the
+ *                                plugin), anything else at the next tick
+ *                                of the last decision + k cycle
  *   on_preempt(job)              e.g. Lucid's +40/60 s checkpoint cost
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
@@ -37,6 +41,7 @@ struct ReplayHooks {
 	std::function<double(const Job &, int gpus)> speed;
 	std::function<double(const Job &, int gpus)> restart_overhead;
 	Time period = 0;
+	Time cycle = 0;
 	std::function<void(Job &)> on_preempt;
 };
 

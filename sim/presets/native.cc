@@ -7,9 +7,9 @@
  * NVMe plus NCCL setup).  Metrics use the numpy definitions.
  *
  * Tidal.CycleInterval=C (seconds, default 0: at every event) asks the
- * policy only at multiples of C, as sched/tidal decides once every
- * CycleInterval: a job that arrives, or GPUs that fall free, wait for the
- * next cycle.  It is what a live replay (scripts/sim_live.sh) needs to be
+ * policy as sched/tidal does: at once when a job arrives (a submission
+ * wakes its cycle), otherwise every C seconds after its last decision, so
+ * that GPUs that fall free wait for the next cycle.  It is what a live replay (scripts/sim_live.sh) needs to be
  * modelled: see tidal-sim(1), LIVE REPLAY.
  *
  * The elasticflow policies plan with measured throughputs: --profiles DIR
@@ -136,7 +136,7 @@ public:
 				double v = row ? row->paced(g) : NAN;
 				return std::isfinite(v) && v > 0 ? v : linear_speed(j, g);
 			};
-		hooks.period = cycle;
+		hooks.cycle = cycle;
 		return replay(in, *p, hooks, progress);
 	}
 

@@ -235,6 +235,31 @@ static void test_profile_speeds(void **)
 	std::filesystem::remove_all(dir);
 }
 
+/* Tidal.CycleInterval: an arrival is decided at once, freed GPUs wait
+ * for the next cycle after the last decision (as sched/tidal's cycle). */
+static void test_cycle(void **)
+{
+	std::string err;
+	auto preset = make_preset("tidal", &err);
+	SimInput in;
+	in.cluster = test::cluster(1, 4);
+	in.trace.path = "hand";
+	in.trace.jobs = {test::job(1, 4, 0, 10.5), test::job(2, 4, 0.3, 5),
+			 test::job(3, 1, 20.25, 1)};
+	for (size_t i = 0; i < in.trace.jobs.size(); i++)
+		in.trace.jobs[i].index = i;
+	preset->prepare(in);
+	Params p;
+	p.set("Tidal.RestartOverhead", "0");
+	p.set("Tidal.CycleInterval", "1");
+	RunResult r = preset->run(in, "fifo", p, {}, RunMode::Replay);
+	/* Decisions at 0 and 0.3 (arrivals), then 1.3, ..., 11.3. */
+	near(result(r, 1).end, 10.5);
+	near(result(r, 2).start, 11.3);
+	near(result(r, 2).end, 16.3);
+	near(result(r, 3).start, 20.25); /* free GPUs: at once */
+}
+
 /* --policy names the tidal preset accepts: the registry's, but those
  * that interleave jobs (they need --preset muri). */
 static void test_policy_names(void **)
@@ -276,6 +301,7 @@ int main(void)
 		cmocka_unit_test(test_check_mode),
 		cmocka_unit_test(test_elasticflow_profiles),
 		cmocka_unit_test(test_profile_speeds),
+		cmocka_unit_test(test_cycle),
 		cmocka_unit_test(test_policy_names),
 		cmocka_unit_test(test_bad_overhead),
 	};
