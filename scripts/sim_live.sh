@@ -70,7 +70,7 @@ jobs=$(awk 'NR > 2' "$PLAN" | wc -l)
 [ "$jobs" -gt 0 ] || die "$PLAN: no jobs"
 
 # lib.sh skips (exit 0) where it cannot run; here that is a failure.
-why=$(skip_unless_runnable)
+why=$(skip_unless_runnable | head -n 1)
 [ -z "$why" ] || die "cannot run a live cluster here: ${why#*skipped: }"
 cluster_up "$CONF"
 mkdir -p "$OUT/etc" "$OUT/work" "$OUT/jobs"
@@ -131,10 +131,19 @@ say "all $n submitted; the latest $worst s after its plan time"
 
 ours() { squeue -h -o %j 2>/dev/null | grep -c '^tidal-'; }
 none_left() { [ "$(ours)" -eq 0 ]; }
+# A job still queued three times past the plan's last end (plus five
+# minutes) will not end: say which and stop.
+limit=$(awk -F'\t' 'NR > 2 && $1 + $4 > m { m = $1 + $4 } END { printf "%.0f", 3 * m + 300 }' "$PLAN")
 last=$(printf '%.0f' "$(now_s)")
 while ! none_left; do
 	sleep 1
 	t=$(printf '%.0f' "$(now_s)")
+	if [ "$t" -ge "$limit" ]; then
+		echo "sim-live: jobs still queued after $t s, three times the plan's length:" >&2
+		squeue -o '%.8i %.12j %.9T %.6D %r' >&2
+		FAILED=1
+		die "the live replay did not end (the cluster's logs are kept above)"
+	fi
 	if [ "$t" -ge $((last + PROGRESS)) ]; then
 		last=$t
 		progress "waiting for the last jobs"

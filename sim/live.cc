@@ -131,12 +131,6 @@ void write_submit_plan(std::ostream &out, const SimInput &in)
 
 namespace {
 
-/* Unix seconds of a sacct datetime; false for "Unknown", "None", "". */
-bool when(const std::string &s, double *out)
-{
-	return parse_datetime(s, out);
-}
-
 struct Runs {
 	double submit = INFINITY, start = INFINITY, end = -INFINITY;
 	int gpus = 0;
@@ -220,13 +214,14 @@ RunResult live_result(const std::string &path, const SimInput &in,
 			csv.fail(r, "job " + name + " is not in the trace " +
 					    in.trace.path);
 		Runs &x = seen[id];
+		/* Unix seconds; false for "Unknown", "None", "". */
 		double sub, st, en;
-		if (!when(csv.str(r, c_sub), &sub))
+		if (!parse_datetime(csv.str(r, c_sub), &sub))
 			csv.fail(r, "Submit '" + csv.str(r, c_sub) +
 					    "' is not YYYY-MM-DDTHH:MM:SS");
 		x.submit = std::min(x.submit, sub);
-		bool started = when(csv.str(r, c_start), &st);
-		bool ended = when(csv.str(r, c_end), &en);
+		bool started = parse_datetime(csv.str(r, c_start), &st);
+		bool ended = parse_datetime(csv.str(r, c_end), &en);
 		if (started) {
 			x.runs++;
 			x.start = std::min(x.start, st);
