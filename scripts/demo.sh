@@ -44,6 +44,18 @@ live_replay() {
 	echo "sacct's record: $w/run/slurm_acct.out   plot: $w/compare.svg"
 }
 
+step "Live: sched/tidal in a throwaway Slurm cluster (elastic-edf)"
+bash "$top/scripts/demo_cluster.sh" "$build" ||
+	echo "demo: the live cluster part failed (see above); going on with the replays"
+
+step "Replay: 600 synthetic jobs (offered load 1.3) on conf/slurm.conf"
+"$gen" 600 64 1.3 7 > "$out/synthetic.csv"
+"$sim" --cluster "$top/conf/slurm.conf" --trace "$out/synthetic.csv" \
+	--policy fifo,sjf,qssf,srtf,srsf,tiresias \
+	--json "$out/synthetic.json" --jobs-csv "$out/synthetic-jobs.csv" \
+	--plot "$out/synthetic.svg"
+echo "plot: $out/synthetic.svg   per-job CSV: $out/synthetic-jobs.csv"
+
 if [ ! -d "$anchors" ]; then
 	step "No ../shared/anchors beside the checkout: skipping the anchor replays"
 	live_replay
