@@ -143,11 +143,22 @@ private:
 	void apply(const Plan &plan, Time now);
 	void release(Job &j);
 	Time next_event();
-	/* The first cycle after now_ (hooks_.cycle). */
+	/* The first cycle after now_, and the first at or after T
+	 * (hooks_.cycle): the last decision + k cycles, k >= 1. */
 	Time next_tick() const
 	{
 		double k = std::floor((now_ - last_decision_) / hooks_.cycle) + 1;
 		return last_decision_ + k * hooks_.cycle;
+	}
+	Time tick_at_or_after(Time t) const
+	{
+		double k = std::ceil((t - last_decision_) / hooks_.cycle - 1e-9);
+		return last_decision_ + std::max(1.0, k) * hooks_.cycle;
+	}
+	bool is_tick(Time t) const
+	{
+		double r = (t - last_decision_) / hooks_.cycle;
+		return r >= 1 - 1e-9 && std::fabs(r - std::round(r)) <= 1e-9;
 	}
 	void record_util(Time now);
 	void finish(Job &j, Time now);
@@ -445,7 +456,12 @@ Time Replayer::next_event()
 		due_.pop(); /* stale */
 	if (!due_.empty())
 		t = std::min(t, due_.top().t);
-	t = std::min(t, wake_);
+	/* sched/tidal asks its policy once a cycle, whatever wake-up the
+	 * plan asked for: one is taken at the cycle it falls in. */
+	if (hooks_.cycle > 0 && wake_ != kNever)
+		t = std::min(t, tick_at_or_after(wake_));
+	else
+		t = std::min(t, wake_);
 	if (hooks_.cycle > 0 && pending_ > 0)
 		t = std::min(t, next_tick());
 	if (hooks_.period > 0 && t > now_ && pending_ > 0) {
@@ -472,8 +488,7 @@ RunResult Replayer::run()
 			snap_.jobs.clear();
 			break;
 		}
-		bool tick = hooks_.cycle > 0 &&
-			    (next_tick() - t) <= 1e-9 * std::max(1.0, t);
+		bool tick = hooks_.cycle > 0 && is_tick(t);
 		now_ = t;
 		complete(t);
 		size_t arrived = next_arrival_;

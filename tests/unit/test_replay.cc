@@ -258,6 +258,13 @@ static void test_cycle(void **)
 	near(result(r, 2).start, 11.3);
 	near(result(r, 2).end, 16.3);
 	near(result(r, 3).start, 20.25); /* free GPUs: at once */
+	/* A policy's wake-up (tiresias demotes at its thresholds) is taken
+	 * at the cycle it falls in; it must not stop the clock. */
+	p.set("Tiresias.Thresholds", "1");
+	r = preset->run(in, "tiresias", p, {}, RunMode::Replay);
+	assert_int_equal(r.jobs.size(), 3);
+	for (const JobResult &j : r.jobs)
+		assert_false(j.rejected);
 }
 
 /* --policy names the tidal preset accepts: the registry's, but those
