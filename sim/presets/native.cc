@@ -9,8 +9,8 @@
  * Tidal.CycleInterval=C (seconds, default 0: at every event) asks the
  * policy as sched/tidal does: at once when a job arrives (a submission
  * wakes its cycle), otherwise every C seconds after its last decision, so
- * that GPUs that fall free wait for the next cycle.  It is what a live replay (scripts/sim_live.sh) needs to be
- * modelled: see tidal-sim(1), LIVE REPLAY.
+ * that GPUs that fall free wait for the next cycle.  A live replay
+ * (scripts/sim_live.sh) needs it modelled: see tidal-sim(1), LIVE REPLAY.
  *
  * The elasticflow policies plan with measured throughputs: --profiles DIR
  * becomes their ElasticFlow.Profiles (a --param wins), and a job without
