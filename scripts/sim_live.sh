@@ -73,9 +73,9 @@ jobs=$(awk 'NR > 2' "$PLAN" | wc -l)
 why=$(skip_unless_runnable | head -n 1)
 [ -z "$why" ] || die "cannot run a live cluster here: ${why#*skipped: }"
 cluster_up "$CONF"
-mkdir -p "$OUT/etc" "$OUT/work" "$OUT/jobs"
+mkdir -p "$OUT/etc" "$OUT/progress" "$OUT/jobs"
 cp "$T/etc/slurm.conf" "$T/etc/gres.conf" "$T/etc/topology.conf" "$OUT/etc/"
-rm -f "$OUT/work/"*
+rm -f "$OUT/progress/"*
 cat >"$OUT/work.sh" <<'EOF'
 #!/bin/bash
 # work.sh RUN STATE: RUN seconds of work in all, resumed from STATE.
@@ -114,7 +114,7 @@ while IFS=$'\t' read -r at name options run _; do
 	[ "$wait_s" = 0 ] || sleep "$wait_s"
 	# shellcheck disable=SC2086 # the plan's options are words
 	if ! sbatch --parsable -J "$name" -D "$OUT/jobs" -o "$OUT/jobs/%j.out" \
-		$options "$OUT/work.sh" "$run" "$OUT/work/$name" >"$OUT/jobs/$name.id" 2>"$OUT/jobs/$name.err"; then
+		$options "$OUT/work.sh" "$run" "$OUT/progress/$name" >"$OUT/jobs/$name.id" 2>"$OUT/jobs/$name.err"; then
 		echo "sim-live: sbatch of $name failed: $(cat "$OUT/jobs/$name.err")" >&2
 		failed=$((failed + 1))
 	fi
@@ -166,7 +166,7 @@ wait_for 60 complete || die "sacct's record lacks jobs or ends after 60 s (see $
 mv "$OUT/slurm_acct.out.tmp" "$OUT/slurm_acct.out"
 {
 	echo "# start $start"
-	for f in "$OUT/work/"*.runs; do
+	for f in "$OUT/progress/"*.runs; do
 		[ -f "$f" ] || continue
 		n=$(basename "$f" .runs)
 		awk -v n="$n" '{ printf "%s\t%s\t%s\n", n, $1, $2 }' "$f"
