@@ -504,14 +504,20 @@ void check_unused(const Params &cfg, const Preset &preset,
 }
 
 /* --live's model of the live cluster where the user gave none: the
- * cycle that the live tidal.conf gets, and the start latency measured on
- * the 2-core loopback cluster (tidal-sim(1), LIVE REPLAY). */
+ * cycle that the live tidal.conf gets, and the start latency and the
+ * costs of a preemption measured on the 2-core loopback cluster
+ * (tidal-sim(1), LIVE REPLAY). */
 void live_defaults(Params &cfg)
 {
-	if (!cfg.has("Tidal.CycleInterval"))
-		cfg.set("Tidal.CycleInterval", "1", "--live (default)");
-	if (!cfg.has("Tidal.RestartOverhead"))
-		cfg.set("Tidal.RestartOverhead", "0.2", "--live (default)");
+	static const char *const defaults[][2] = {
+		{"Tidal.CycleInterval", "1"},
+		{"Tidal.RestartOverhead", "0.2"},
+		{"Tidal.RequeueDelay", "3"},
+		{"Tidal.PreemptRelease", "0.5"},
+	};
+	for (const auto &[key, value] : defaults)
+		if (!cfg.has(key))
+			cfg.set(key, value, "--live (default)");
 }
 
 /* --live: bring up the cluster and replay PLAN on it through

@@ -72,6 +72,13 @@ struct Due {
 	bool operator>(const Due &o) const { return t > o.t; }
 };
 
+/* A preempted job out of the policy's view until T (hooks.requeue_delay). */
+struct Held {
+	Time t;
+	Active *job;
+	bool operator>(const Held &o) const { return t > o.t; }
+};
+
 class Pool {
 public:
 	Active *get()
@@ -99,7 +106,8 @@ public:
 	Replayer(const SimInput &in, Policy &policy, const ReplayHooks &hooks,
 		 const Progress &progress)
 		: in_(in), policy_(policy), hooks_(hooks), progress_(progress),
-		  jobs_(in.trace.jobs), free_(in.cluster)
+		  jobs_(in.trace.jobs), free_(in.cluster),
+		  completing_(in.cluster.nodes.size(), -kNever)
 	{
 		arrival_order_.resize(jobs_.size());
 		std::iota(arrival_order_.begin(), arrival_order_.end(), 0);
@@ -138,6 +146,9 @@ private:
 	void start(Job &j, const Decision &d, Time now);
 	void preempt(Job &j, Time now);
 	void arrive(Time now);
+	void readmit(Time now);
+	bool waits_for_completing(const Job &j, const Decision &d,
+				  Time now) const;
 	void complete(Time now);
 	void decide(Time now);
 	void apply(const Plan &plan, Time now);
@@ -164,6 +175,7 @@ private:
 	void finish(Job &j, Time now);
 	void reject(Job &j);
 	void drop(const Job &j);
+	void unlist(const Job &j);
 	static bool current(const Due &d)
 	{
 		return d.job->gen == d.gen && d.job->state == JobState::Running &&
@@ -185,6 +197,13 @@ private:
 	Snapshot snap_;
 	FreeMap free_;
 	std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
+	/* hooks_.requeue_delay: preempted jobs out of snap_ until due. */
+	std::priority_queue<Held, std::vector<Held>, std::greater<Held>> held_;
+	/* hooks_.preempt_release: each node takes no start before this;
+	 * those times, for next_event(). */
+	std::vector<Time> completing_;
+	std::priority_queue<Time, std::vector<Time>, std::greater<Time>> released_;
+	std::vector<Job *> preempted_; /* scratch for apply() */
 	/* Scratch for apply(): decisions that change a job, by slot. */
 	std::vector<std::size_t> changed_, slot_;
 	std::vector<Job *> ending_; /* scratch for complete() */
@@ -233,15 +252,20 @@ void Replayer::rebase(Job &j, Time now)
 	due_.push({l.finish, &active(j), active(j).gen});
 }
 
-void Replayer::drop(const Job &j)
+/* Take J out of the policy's view (snap_.jobs is in arrival order). */
+void Replayer::unlist(const Job &j)
 {
-	/* snap_.jobs is in arrival order. */
 	std::size_t order = live(j).order;
 	auto it = std::lower_bound(snap_.jobs.begin(), snap_.jobs.end(), order,
 				   [&](const Job *a, std::size_t o) {
 					   return live(*a).order < o;
 				   });
 	snap_.jobs.erase(it);
+}
+
+void Replayer::drop(const Job &j)
+{
+	unlist(j);
 	pool_.put(&active(j));
 }
 
@@ -320,6 +344,39 @@ void Replayer::arrive(Time now)
 	}
 }
 
+/* Preempted jobs whose requeue delay has passed are pending again, in
+ * their place in arrival order; the next decision sees them. */
+void Replayer::readmit(Time now)
+{
+	double tol = 1e-9 * std::max(1.0, std::fabs(now));
+	while (!held_.empty() && held_.top().t - now <= tol) {
+		Job &j = *held_.top().job;
+		held_.pop();
+		std::size_t order = live(j).order;
+		auto it = std::lower_bound(snap_.jobs.begin(), snap_.jobs.end(),
+					   order, [&](const Job *a, std::size_t o) {
+						   return live(*a).order < o;
+					   });
+		snap_.jobs.insert(it, &j);
+		pending_++;
+	}
+}
+
+/* A start of pending J planned on a node still completing a preempted
+ * job waits, as sched/tidal's does ("still completing a job: start tried
+ * again next cycle"); the policy decides again later. */
+bool Replayer::waits_for_completing(const Job &j, const Decision &d,
+				    Time now) const
+{
+	if (hooks_.preempt_release <= 0 || j.state != JobState::Pending)
+		return false;
+	for (const NodeShare &s : d.placement)
+		if (s.node >= 0 && (std::size_t)s.node < completing_.size() &&
+		    completing_[s.node] > now)
+			return true;
+	return false;
+}
+
 void Replayer::record_util(Time now)
 {
 	if (!result_.util.empty() && result_.util.back().busy == busy_)
@@ -382,11 +439,12 @@ void Replayer::apply(const Plan &plan, Time now)
 		       changed_.end());
 
 	std::vector<Job *> rejected;
+	preempted_.clear();
 	for (std::size_t k : changed_) {
 		const Decision &d = ds[k];
 		Job &j = active(*snap_.jobs[slot_[k]]);
 		if (d.action == Action::Preempt && j.state == JobState::Running)
-			preempt(j, now);
+			preempt(j, now), preempted_.push_back(&j);
 		else if (d.action == Action::Reject)
 			reject(j), rejected.push_back(&j);
 		else if ((d.action == Action::Start ||
@@ -398,17 +456,34 @@ void Replayer::apply(const Plan &plan, Time now)
 		const Decision &d = ds[k];
 		Job &j = active(*snap_.jobs[slot_[k]]);
 		if (j.state != JobState::Rejected &&
-		    (d.action == Action::Start || d.action == Action::Resize))
+		    (d.action == Action::Start || d.action == Action::Resize) &&
+		    !waits_for_completing(j, d, now))
 			start(j, d, now);
 	}
 	for (Job *j : rejected)
 		drop(*j);
+	/* Out of the policy's view for the requeue delay (after the loops
+	 * above, which index snap_.jobs). */
+	if (hooks_.requeue_delay > 0)
+		for (Job *j : preempted_) {
+			unlist(*j);
+			pending_--;
+			held_.push({now + hooks_.requeue_delay, &active(*j)});
+		}
 }
 
 void Replayer::preempt(Job &j, Time now)
 {
 	Live &l = live(j);
 	sync(j, now);
+	if (hooks_.preempt_release > 0)
+		for (const NodeShare &s : j.placement)
+			if (s.node >= 0 && (std::size_t)s.node < completing_.size())
+				completing_[s.node] = std::max(
+					completing_[s.node],
+					now + hooks_.preempt_release);
+	if (hooks_.preempt_release > 0)
+		released_.push(now + hooks_.preempt_release);
 	release(j);
 	j.state = JobState::Pending;
 	j.preemptions++;
@@ -456,6 +531,13 @@ Time Replayer::next_event()
 		due_.pop(); /* stale */
 	if (!due_.empty())
 		t = std::min(t, due_.top().t);
+	if (!held_.empty())
+		t = std::min(t, held_.top().t);
+	/* A node done completing may take a start that waited for it. */
+	while (!released_.empty() && released_.top() <= now_)
+		released_.pop();
+	if (!released_.empty() && pending_ > 0)
+		t = std::min(t, released_.top());
 	/* sched/tidal asks its policy once a cycle, whatever wake-up the
 	 * plan asked for: one is taken at the cycle it falls in. */
 	if (hooks_.cycle > 0 && wake_ != kNever)
@@ -476,7 +558,8 @@ RunResult Replayer::run()
 {
 	long total = (long)jobs_.size();
 	record_util(0);
-	while (next_arrival_ < arrival_order_.size() || !snap_.jobs.empty()) {
+	while (next_arrival_ < arrival_order_.size() || !snap_.jobs.empty() ||
+	       !held_.empty()) {
 		Time t = next_event();
 		if (t == kNever) {
 			/* Nothing can ever run: jobs too large for the
@@ -493,6 +576,7 @@ RunResult Replayer::run()
 		complete(t);
 		size_t arrived = next_arrival_;
 		arrive(t);
+		readmit(t);
 		result_.events++;
 		bool boundary = hooks_.period <= 0 ||
 				std::fmod(t, hooks_.period) == 0;

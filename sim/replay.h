@@ -25,6 +25,14 @@
  *                                plugin), anything else at the next tick
  *                                of the last decision + k cycle
  *   on_preempt(job)              e.g. Lucid's +40/60 s checkpoint cost
+ *   requeue_delay                a preempted job is out of the policy's
+ *                                view for this long (Slurm's begin time
+ *                                on a requeue), then pending again
+ *   preempt_release              the nodes of a preempted job take no
+ *                                new start for this long (their jobs'
+ *                                processes and epilog ending: Slurm's
+ *                                COMPLETING); a start planned there waits
+ *                                for a later decision
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -43,6 +51,8 @@ struct ReplayHooks {
 	Time period = 0;
 	Time cycle = 0;
 	std::function<void(Job &)> on_preempt;
+	Time requeue_delay = 0;
+	Time preempt_release = 0;
 };
 
 /* Default speed: 1/iter_time at the requested size, linear in GPUs. */

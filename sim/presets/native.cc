@@ -11,6 +11,13 @@
  * wakes its cycle), otherwise every C seconds after its last decision, so
  * that GPUs that fall free wait for the next cycle.  A live replay
  * (scripts/sim_live.sh) needs it modelled: see tidal-sim(1), LIVE REPLAY.
+ * So does what a preemption costs live: Tidal.RequeueDelay=R (seconds,
+ * default 0), a preempted job may start again R s after its preemption at
+ * the earliest (Slurm's begin time on a requeue, which sched/tidal cuts
+ * to 2 s); Tidal.PreemptRelease=K (seconds, default 0), the nodes a
+ * preempted job held take no new start for K s (COMPLETING: its
+ * processes and epilog ending), so a start planned there waits for a
+ * later cycle.
  *
  * The elasticflow policies plan with measured throughputs: --profiles DIR
  * becomes their ElasticFlow.Profiles (a --param wins), and a job without
@@ -98,7 +105,8 @@ public:
 	}
 	std::vector<std::string> keys() const override
 	{
-		return {"Tidal.RestartOverhead", "Tidal.CycleInterval"};
+		return {"Tidal.RestartOverhead", "Tidal.CycleInterval",
+			"Tidal.RequeueDelay", "Tidal.PreemptRelease"};
 	}
 	RunResult run(const SimInput &in, const std::string &policy,
 		      const Params &params, const Progress &progress,
@@ -124,6 +132,10 @@ public:
 					      86400);
 		double cycle = params.get_double("Tidal.CycleInterval", 0, 0,
 						 3600);
+		double requeue = params.get_double("Tidal.RequeueDelay", 0, 0,
+						   86400);
+		double release = params.get_double("Tidal.PreemptRelease", 0,
+						   0, 86400);
 		if (params.errors().size() > before)
 			throw InputError(params.errors()[before]);
 		if (mode == RunMode::Check)
@@ -137,6 +149,8 @@ public:
 				return std::isfinite(v) && v > 0 ? v : linear_speed(j, g);
 			};
 		hooks.cycle = cycle;
+		hooks.requeue_delay = requeue;
+		hooks.preempt_release = release;
 		return replay(in, *p, hooks, progress);
 	}
 

@@ -267,6 +267,55 @@ static void test_cycle(void **)
 		assert_false(j.rejected);
 }
 
+/* What a preemption costs live (Tidal.RequeueDelay, Tidal.PreemptRelease),
+ * on the SRTF scenario without overhead, where job 2 preempts job 1 at
+ * t=10. */
+static RunResult run_preempt(const char *requeue, const char *release,
+			     size_t jobs)
+{
+	std::string err;
+	auto preset = make_preset("tidal", &err);
+	SimInput in = scenario();
+	in.trace.jobs.resize(jobs);
+	preset->prepare(in);
+	Params p;
+	p.set("Tidal.RestartOverhead", "0");
+	p.set("Tidal.RequeueDelay", requeue);
+	p.set("Tidal.PreemptRelease", release);
+	return preset->run(in, "srtf", p, {}, RunMode::Replay);
+}
+
+/* Jobs 1 and 2 only.  Without a delay 1 resumes when 2 ends (t=30) and
+ * ends 30+90 = 120.  With Tidal.RequeueDelay=30 it is out of the
+ * policy's view until t=40, though the GPUs are free from 30: it ends
+ * 40+90 = 130, having queued 10..40. */
+static void test_requeue_delay(void **)
+{
+	RunResult r = run_preempt("0", "0", 2);
+	near(result(r, 1).end, 120);
+	r = run_preempt("30", "0", 2);
+	near(result(r, 2).start, 10);
+	near(result(r, 2).end, 30);
+	near(result(r, 1).end, 130);
+	near(result(r, 1).queue, 30);
+	assert_int_equal(result(r, 1).preemptions, 1);
+}
+
+/* All three, Tidal.PreemptRelease=5: at t=10 job 1 is preempted, but
+ * 2's start on its node waits until the node is done completing (t=15,
+ * itself an event): 2 runs 15..35; 3 arrives at 20 and takes the other
+ * 2 GPUs at once (20..70); 1 resumes at 70 and ends 160. */
+static void test_preempt_release(void **)
+{
+	RunResult r = run_preempt("0", "5", 3);
+	near(result(r, 2).start, 15);
+	near(result(r, 2).end, 35);
+	near(result(r, 3).start, 20);
+	near(result(r, 3).end, 70);
+	near(result(r, 1).end, 160);
+	assert_int_equal(result(r, 1).preemptions, 1);
+}
+
 /* --policy names the tidal preset accepts: the registry's, but those
  * that interleave jobs (they need --preset muri). */
 static void test_policy_names(void **)
@@ -309,6 +358,8 @@ int main(void)
 		cmocka_unit_test(test_elasticflow_profiles),
 		cmocka_unit_test(test_profile_speeds),
 		cmocka_unit_test(test_cycle),
+		cmocka_unit_test(test_requeue_delay),
+		cmocka_unit_test(test_preempt_release),
 		cmocka_unit_test(test_policy_names),
 		cmocka_unit_test(test_bad_overhead),
 	};
