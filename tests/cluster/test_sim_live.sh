@@ -11,7 +11,9 @@
 #   model    --live's defaults: the live cluster's cycle
 #            (Tidal.CycleInterval=1, which the live tidal.conf gets as
 #            CycleInterval) and a start latency of 0.2 s
-#            (Tidal.RestartOverhead: the launch of the batch step)
+#            (Tidal.RestartOverhead: the launch of the batch step); the
+#            preemption's costs (Tidal.RequeueDelay=3,
+#            Tidal.PreemptRelease=0.5) fifo never pays
 #   checks   every job ran once, to its end, with its GPUs; average JCT
 #            and makespan live within 5% of the replay's; the replay's
 #            sacct-style record (--acct-out) holds every job of both
