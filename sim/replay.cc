@@ -476,14 +476,14 @@ void Replayer::preempt(Job &j, Time now)
 {
 	Live &l = live(j);
 	sync(j, now);
-	if (hooks_.preempt_release > 0)
+	if (hooks_.preempt_release > 0) {
+		Time until = now + hooks_.preempt_release;
 		for (const NodeShare &s : j.placement)
 			if (s.node >= 0 && (std::size_t)s.node < completing_.size())
-				completing_[s.node] = std::max(
-					completing_[s.node],
-					now + hooks_.preempt_release);
-	if (hooks_.preempt_release > 0)
-		released_.push(now + hooks_.preempt_release);
+				completing_[s.node] =
+					std::max(completing_[s.node], until);
+		released_.push(until);
+	}
 	release(j);
 	j.state = JobState::Pending;
 	j.preemptions++;
