@@ -176,6 +176,7 @@ private:
 	void reject(Job &j);
 	void drop(const Job &j);
 	void unlist(const Job &j);
+	std::vector<const Job *>::iterator place_of(const Job &j);
 	static bool current(const Due &d)
 	{
 		return d.job->gen == d.gen && d.job->state == JobState::Running &&
@@ -252,15 +253,20 @@ void Replayer::rebase(Job &j, Time now)
 	due_.push({l.finish, &active(j), active(j).gen});
 }
 
-/* Take J out of the policy's view (snap_.jobs is in arrival order). */
+/* Where J is, or goes, in the policy's view (snap_.jobs is in arrival
+ * order). */
+std::vector<const Job *>::iterator Replayer::place_of(const Job &j)
+{
+	return std::lower_bound(snap_.jobs.begin(), snap_.jobs.end(),
+				live(j).order, [](const Job *a, std::size_t o) {
+					return live(*a).order < o;
+				});
+}
+
+/* Take J out of the policy's view. */
 void Replayer::unlist(const Job &j)
 {
-	std::size_t order = live(j).order;
-	auto it = std::lower_bound(snap_.jobs.begin(), snap_.jobs.end(), order,
-				   [&](const Job *a, std::size_t o) {
-					   return live(*a).order < o;
-				   });
-	snap_.jobs.erase(it);
+	snap_.jobs.erase(place_of(j));
 }
 
 void Replayer::drop(const Job &j)
@@ -352,12 +358,7 @@ void Replayer::readmit(Time now)
 	while (!held_.empty() && held_.top().t - now <= tol) {
 		Job &j = *held_.top().job;
 		held_.pop();
-		std::size_t order = live(j).order;
-		auto it = std::lower_bound(snap_.jobs.begin(), snap_.jobs.end(),
-					   order, [&](const Job *a, std::size_t o) {
-						   return live(*a).order < o;
-					   });
-		snap_.jobs.insert(it, &j);
+		snap_.jobs.insert(place_of(j), &j);
 		pending_++;
 	}
 }
