@@ -42,8 +42,8 @@ slurm24: $(S24_OUT)/config.mk $(BUILD)/libtidal-core.a $(BUILD)/libtidal-proto.a
 
 check-cluster-24: slurm24 plugin node
 	@. $(S24_OUT)/slurm.paths && BUILD=$(BUILD) PLUGIN_BUILD=$(S24_OUT) \
-		SLURM_PREFIX="$$prefix" tests/run-scripts.sh check-cluster-24 \
-		$(sort $(wildcard tests/cluster/test_*.sh))
+		SLURM_PREFIX="$$prefix" tests/run-scripts.sh -j $(CLUSTER_JOBS) \
+		check-cluster-24 $(CLUSTER_SCRIPTS)
 
 # The same tier with Slurm 24.11's slurmctld loading an ASan+UBSan
 # sched_tidal.so built for it (as check-cluster-san does for 22.05).

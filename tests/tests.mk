@@ -78,8 +78,13 @@ check-sim: $(BUILD)/tidal-sim
 # The plugin tiers: scripts tests/emu/test_*.sh and tests/cluster/test_*.sh.
 # Every script runs even after one fails (a failure must not hide the
 # others); the tier fails at the end, naming the scripts that failed.
-check-emu check-cluster: check-%:
-	@BUILD=$(BUILD) tests/run-scripts.sh check-$* tests/$*/test_*.sh
+# A cluster tier runs CLUSTER_JOBS scripts at a time, each on its own
+# loopback cluster, slowest first (CLUSTER_SCRIPTS, tests/cluster/cluster.mk).
+check-emu:
+	@BUILD=$(BUILD) tests/run-scripts.sh check-emu tests/emu/test_*.sh
+check-cluster:
+	@BUILD=$(BUILD) tests/run-scripts.sh -j $(CLUSTER_JOBS) check-cluster \
+		$(CLUSTER_SCRIPTS)
 include tests/cluster/cluster.mk
 include tests/slurm24.mk
 include tests/slurm/slurm.mk
