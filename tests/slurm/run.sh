@@ -36,6 +36,10 @@
 #   --logs     keep results and output here (default: a temporary
 #              directory, removed unless a difference was found)
 #   --report   run nothing: print the table of what LOGS holds
+#   --no-report  run the tests into LOGS (--logs is then needed), print
+#              no table: for schedulers run at the same time into one
+#              LOGS, whose table a --report afterwards prints (make
+#              check-slurm-quick); exits 0 once every test has run
 # SLURM_PREFIX, PLUGIN_BUILD and SLURM_SRC (tests/cluster/lib.sh) run
 # another Slurm's suite on its daemons: make check-slurm-24.
 # A test that fails or times out is run a second time; one that passes
@@ -57,9 +61,10 @@ scheds=backfill,fifo,tiresias,elastic-edf
 per_test=600
 logs=
 report_only=0
+no_report=0
 
 usage() {
-	echo "usage: $PROG [--list FILE] [--sched NAME[,NAME...]] [--timeout SECONDS] [--logs DIR] [--report]" >&2
+	echo "usage: $PROG [--list FILE] [--sched NAME[,NAME...]] [--timeout SECONDS] [--logs DIR] [--report | --no-report]" >&2
 	exit 2
 }
 bad() { echo "$PROG: $*" >&2; exit 2; }
@@ -71,8 +76,9 @@ while [ $# -gt 0 ]; do
 	--timeout) [ $# -ge 2 ] || usage; per_test=$2; shift 2 ;;
 	--logs) [ $# -ge 2 ] || usage; logs=$2; shift 2 ;;
 	--report) report_only=1; shift ;;
+	--no-report) no_report=1; shift ;;
 	-h | --help) sed -n '2,/^# GPL/p' "$0" | sed -e 's/^# \{0,1\}//' -e '$d'; exit 0 ;;
-	*) bad "unknown argument '$1' (known: --list, --sched, --timeout, --logs, --report)" ;;
+	*) bad "unknown argument '$1' (known: --list, --sched, --timeout, --logs, --report, --no-report)" ;;
 	esac
 done
 [ -r "$list" ] || bad "--list $list: cannot read it"
@@ -91,6 +97,8 @@ for s in backfill "${asked[@]}"; do
 done
 [ ${#run_scheds[@]} -gt 0 ] || [ "$report_only" = 1 ] || bad "--sched '$scheds' names no scheduler"
 [ "$report_only" = 0 ] || [ -n "$logs" ] || bad "--report needs --logs DIR"
+[ "$no_report" = 0 ] || [ -n "$logs" ] || bad "--no-report needs --logs DIR (where a --report finds the results)"
+[ "$no_report" = 0 ] || [ "$report_only" = 0 ] || bad "--report and --no-report: one or the other"
 
 mapfile -t tests < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$list" | grep -v '^$' | awk '{print $1}')
 [ ${#tests[@]} -gt 0 ] || bad "--list $list: names no test"
@@ -239,6 +247,7 @@ run_one() {
 	cp "$T/log/slurmctld.log" "$logs/$sched/slurmctld.log" 2>/dev/null
 	cluster_down
 done
+[ "$no_report" = 0 ] || exit 0
 
 # Every scheduler with results in LOGS: backfill first, then those run
 # now in their order, then any others.

@@ -31,6 +31,8 @@ refused "--list /nonexistent: cannot read it" --list /nonexistent
 printf '# nothing\n' >"$tmp/empty.list"
 refused "names no test" --list "$tmp/empty.list"
 refused "--report needs --logs DIR" --report
+refused "--no-report needs --logs DIR" --no-report
+refused "--report and --no-report: one or the other" --report --no-report --logs "$tmp"
 refused "usage:" --list
 
 # --report: the table of saved results, differences last.
