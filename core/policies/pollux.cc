@@ -152,7 +152,12 @@ PolluxPolicy::optimize(std::vector<PolluxJobState> &jobs,
 	rep.jobs = J;
 	std::vector<int> best;
 	double f2;
-	prob.evaluate(prob.base().data(), &rep.f1_base, &f2);
+	/* Keeping the allocation is a choice only where it still fits: not
+	 * for a job now over its cap (limits lowered it) or a node holding
+	 * more than it has now.  Then there is no objective_keep, rather
+	 * than one no allocation can reach. */
+	if (prob.feasible(prob.base().data()))
+		prob.evaluate(prob.base().data(), &rep.f1_base, &f2);
 	if (mode_ != Mode::ga) {
 		best = pollux_search(prob, search_opt_);
 		prob.evaluate(best.data(), &rep.f1_search, &f2);

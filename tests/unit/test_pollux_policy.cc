@@ -172,6 +172,32 @@ static void test_policy_node_lists(void **state)
 	assert_int_equal(out[0][0], 0);
 }
 
+/* The round's objective of keeping the allocation: there when it still
+ * fits, and never better than the one applied; absent when a job holds
+ * more replicas than its cap now allows. */
+static void test_round_keep(void **state)
+{
+	(void)state;
+	Params params;
+	PolluxPolicy pol(params, 1);
+	std::vector<PolluxJobState> jobs(2);
+	for (int k = 0; k < 2; k++) {
+		jobs[k].id = k;
+		jobs[k].age = 100;
+		jobs[k].max_replicas = 4;
+	}
+	jobs[0].alloc = { 0, 0, 0 };
+	jobs[1].alloc = { 0 };
+	PolluxRound round;
+	pol.optimize(jobs, { 4 }, &round);
+	assert_true(std::isfinite(round.f1_base));
+	assert_true(round.f1 <= round.f1_base + 1e-12);
+	jobs[0].max_replicas = 2; /* its 3 replicas no longer fit */
+	pol.optimize(jobs, { 4 }, &round);
+	assert_true(std::isnan(round.f1_base));
+	assert_true(std::isfinite(round.f1));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -180,6 +206,7 @@ int main(void)
 		cmocka_unit_test(test_search_vs_brute_force),
 		cmocka_unit_test(test_ga_deterministic),
 		cmocka_unit_test(test_policy_node_lists),
+		cmocka_unit_test(test_round_keep),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
