@@ -24,6 +24,9 @@
 #                        name, start and end (Unix seconds); read by
 #                        --live-result beside slurm_acct.out
 #   OUT/submit.log       each submission: planned and actual seconds
+#   OUT/slurmctld.log    slurmctld's log (sched/tidal's decisions: each
+#                        start, requeue and resize with the policy's
+#                        reason), kept also when the replay fails
 #
 # Progress goes to stderr every PROGRESS seconds (default 10).  Exit 0 when
 # every job ran to its end; 1 otherwise (what failed is said); 2 for bad
@@ -45,7 +48,9 @@ mkdir -p "$2" || exit 1
 OUT=$(cd "$2" && pwd)
 CONF=$3
 PROGRESS=${PROGRESS:-10}
-die() { echo "sim-live: $*" >&2; exit 1; }
+die() { keep_log; echo "sim-live: $*" >&2; exit 1; }
+# keep_log: slurmctld's log to OUT, before the cluster's directory goes.
+keep_log() { [ -z "${T:-}" ] || cp "$T/log/slurmctld.log" "$OUT/slurmctld.log" 2>/dev/null || :; }
 # lib.sh sets its own four 8-GPU nodes: the caller's shape wins.
 want_nodes=${NODES:-n1 n2 n3 n4}
 want_gpus=${GPUS_PER_NODE:-8}
@@ -179,5 +184,6 @@ if [ -n "$not_done" ]; then
 	failed=$((failed + 1))
 fi
 say "sacct's record: $OUT/slurm_acct.out ($(($(wc -l <"$OUT/slurm_acct.out") - 1)) runs)"
+keep_log
 cluster_down
 [ "$failed" -eq 0 ]
