@@ -176,29 +176,55 @@ public:
 	}
 };
 
-/* FIFO ("base" mode): jobs in id order take whole workers until the
- * head does not fit; placed jobs keep their place. */
+/* FIFO ("base" mode, Gavel's policies/fifo.py FIFOPolicy): jobs in id
+ * order take whole workers until the head does not fit; placed jobs keep
+ * their place.  As in the anchor, the walk over the placed jobs (in id
+ * order) hands each finished job's place to the queue's head at once,
+ * checked against the GPUs counted so far (those of the placed jobs
+ * with smaller ids), not against the whole cluster: the head can be
+ * placed although the placed jobs then need more GPUs than there are.
+ * Selection (skip what does not fit) then leaves some placed job out of
+ * the round. */
 class GavelFifo : public GavelAllocator {
 public:
 	bool skip_zero_priority() const override { return true; }
 	std::map<JobId, double> allocate(const std::vector<GavelJob> &jobs,
 					 int gpus, double now) override
 	{
-		std::map<JobId, int> sf;
+		std::map<JobId, const GavelJob *> by_id;
 		for (const GavelJob &j : jobs)
-			sf[j.id] = j.sf;
-		for (auto it = placed_.begin(); it != placed_.end();)
-			it = sf.count(*it) ? std::next(it) : placed_.erase(it);
+			by_id[j.id] = &j;
+		std::vector<const GavelJob *> queue; /* unplaced, by id */
+		for (auto &[id, j] : by_id)
+			if (!placed_.count(id))
+				queue.push_back(j);
+		size_t head = 0;
 		int free = gpus;
-		for (JobId id : placed_)
-			free -= sf[id];
-		for (const GavelJob &j : jobs) {
-			if (placed_.count(j.id))
+		std::vector<JobId> placed(placed_.begin(), placed_.end());
+		for (JobId id : placed) {
+			auto it = by_id.find(id);
+			if (it != by_id.end()) {
+				free -= it->second->sf;
 				continue;
-			if (j.sf > free)
+			}
+			/* finished: its place goes to the head, if it fits
+			 * in what has been counted so far */
+			if (head < queue.size() && queue[head]->sf <= free &&
+			    queue[head]->tput > 0) {
+				placed_.insert(queue[head]->id);
+				free -= queue[head]->sf;
+				head++;
+			}
+			placed_.erase(id);
+		}
+		while (free > 0 && head < queue.size()) {
+			const GavelJob *j = queue[head++];
+			if (j->sf > free)
 				break;
-			placed_.insert(j.id);
-			free -= j.sf;
+			if (j->tput > 0) {
+				placed_.insert(j->id);
+				free -= j->sf;
+			}
 		}
 		std::map<JobId, double> out;
 		for (const GavelJob &j : jobs)

@@ -1,7 +1,7 @@
 # tests/sim/test_gavel.sh - the gavel preset against the Shockwave (NSDI'23)
 # artifact's Gavel simulator on the 120-job trace, 32 GPUs, tacc
-# throughputs.  gandiva-fair reproduces the anchor job by job (±0.5%, and
-# pinned to 1e-9 relative); the LP policies are within 3% of the upstream
+# throughputs.  gandiva-fair and fifo reproduce the anchor job by job
+# (±0.5%, and pinned to 1e-9 relative); the LP policies are within 3% of the upstream
 # reference_results_json (solver-dependent optima); allox within 1% of
 # the anchor rerun.
 . "$(dirname "$0")/lib.sh"
@@ -25,6 +25,20 @@ check "gavel 120 jobs" "$j" gandiva-fair utilization 0.61049 0.5
 check "gavel 120 jobs (exact)" "$j" gandiva-fair makespan 32367.434395330914 0
 check "gavel 120 jobs (exact)" "$j" gandiva-fair avg_jct 12574.272467530895 0
 check "gavel 120 jobs (exact)" "$j" gandiva-fair worst_rho 1.85361 0
+
+# fifo: the anchor's rerun (seed 0), job by job.  Its FIFO over-commits
+# the cluster when a finished job's place goes to the queue's head
+# (core/policies/gavel_alloc.cc, GavelFifo), and selection then leaves a
+# placed job out of the round: at round 29 job 33 runs and job 22 waits.
+run fifo
+j=$out/fifo.json
+check "gavel 120 jobs" "$j" fifo makespan 33308.4 0.5
+check "gavel 120 jobs" "$j" fifo avg_jct 10816.3 0.5
+check "gavel 120 jobs" "$j" fifo worst_rho 5.769 0.5
+check "gavel 120 jobs" "$j" fifo unfair_fraction 0.358 0.5
+check "gavel 120 jobs (exact)" "$j" fifo makespan 33308.36200304703 0
+check "gavel 120 jobs (exact)" "$j" fifo avg_jct 10816.272554519284 0
+check "gavel 120 jobs (exact)" "$j" fifo worst_rho 5.76863 0
 
 # allox: the anchor's own rerun (upstream differs by SciPy's assignment ties).
 run allox

@@ -88,6 +88,25 @@ static void test_new_job_idles(void **)
 	assert_int_equal((int)s.size(), 2);
 }
 
+/* FIFO as the anchor's policies/fifo.py: on 4 GPUs jobs 1 (1 GPU), 2 (1)
+ * and 3 (2) are placed.  When 1 ends, its place goes to the queue's head
+ * (job 4, 2 GPUs) at once, checked against the GPUs counted so far in the
+ * walk over the placed jobs in id order (none yet: 4 free), so 2, 3 and 4
+ * hold 5 of the 4 GPUs: selection leaves one out of each round.  A head
+ * wider than what is counted (job 5, 5 GPUs) is not placed, and the
+ * queue behind it waits (strict FIFO). */
+static void test_fifo_overcommit(void **)
+{
+	auto fifo = alloc("fifo");
+	auto a = fifo->allocate({gj(1, 1), gj(2, 1), gj(3, 2)}, 4, 0);
+	assert_true(a[1] == 1 && a[2] == 1 && a[3] == 1);
+	a = fifo->allocate({gj(2, 1), gj(3, 2), gj(4, 2)}, 4, 120);
+	assert_true(a[2] == 1 && a[3] == 1 && a[4] == 1);
+	a = fifo->allocate({gj(3, 2), gj(4, 2), gj(5, 5), gj(6, 1)}, 4, 240);
+	assert_true(a[3] == 1 && a[4] == 1);
+	assert_true(a[5] == 0 && a[6] == 0);
+}
+
 /* Max-min fairness with 3 jobs of 1, 1 and 4 GPUs on 8 GPUs: the least
  * share t = sf x is 1 (the 1-GPU jobs at x = 1); the 4-GPU job may take
  * x in [1/4, 1] and the capacity leaves it 6/4 > 1, so it gets 1 too. */
@@ -602,6 +621,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_priorities_and_leases),
 		cmocka_unit_test(test_new_job_idles),
+		cmocka_unit_test(test_fifo_overcommit),
 		cmocka_unit_test(test_max_min),
 		cmocka_unit_test(test_max_sum_throughput),
 		cmocka_unit_test(test_center_kkt),
