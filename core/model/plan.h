@@ -81,6 +81,11 @@ struct Plan {
 	 * before each): what the decisions cannot say, such as a solve that
 	 * ran out of time. */
 	std::vector<std::string> log;
+	/* Nodes the policy keeps for its own use (Lucid's profiler nodes),
+	 * as indices into the snapshot's cluster: no start that the policy
+	 * planned elsewhere may land there, not even one the plugin lets
+	 * Slurm place (its planned nodes refused). */
+	std::vector<int> kept_nodes;
 
 	Decision &add(JobId job, Action action, int gpus, std::string reason)
 	{

@@ -155,6 +155,7 @@ void LucidRound::split_nodes()
 		if (k >= 0 && c.nodes[k].gpus > 0) {
 			on_prof_[k] = true;
 			has_prof_ = true;
+			plan_.kept_nodes.push_back(k);
 		} else {
 			unknown += (unknown.empty() ? "" : ", ") + n;
 		}

@@ -582,6 +582,38 @@ static int _apply_colocate(const tidal_decision_t *d, job_record_t *job_ptr,
 	return 0;
 }
 
+/* The nodes the policy keeps for its own use (tidal_plan_t kept; Lucid's
+ * profiler nodes), and all the others; both NULL when it keeps none.  Set
+ * while a plan is applied.  A start that Slurm places (no placement, or its
+ * planned nodes refused) stays on the side of them it was planned on. */
+static bitstr_t *kept, *unkept;
+
+static void _set_kept(const tidal_snap_t *snap, const tidal_plan_t *plan)
+{
+	FREE_NULL_BITMAP(kept);
+	FREE_NULL_BITMAP(unkept);
+	if (plan->n_kept <= 0)
+		return;
+	kept = bit_alloc(node_record_count);
+	for (int k = 0; k < plan->n_kept; k++) {
+		int n = plan->kept[k];
+		int i = n >= 0 && n < snap->n_nodes ? snap->nodes[n].slurm_index
+						    : -1;
+
+		if (i >= 0 && i < node_record_count)
+			bit_set(kept, i);
+	}
+	unkept = bit_copy(kept);
+	bit_not(unkept);
+}
+
+/* Where Slurm may place a start planned on OK (NULL: nowhere in
+ * particular): see kept above.  NULL: anywhere. */
+static bitstr_t *_slurm_side(bitstr_t *ok)
+{
+	return ok && kept && bit_overlap_any(ok, kept) ? kept : unkept;
+}
+
 static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 			job_record_t *job_ptr, time_t now)
 {
@@ -654,15 +686,19 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 		FREE_NULL_BITMAP(ok);
 		return 0;
 	}
-	rc = _start(job_ptr, ok, NULL, d->reason);
+	rc = _start(job_ptr, ok ? ok : _slurm_side(NULL), NULL, d->reason);
 	if (rc != SLURM_SUCCESS && ok && rc != ESLURM_NODES_BUSY &&
 	    rc != ESLURM_ACCOUNTING_POLICY) {
 		/* Slurm will not place the request on the planned nodes
 		 * (options the policy does not model: sockets, tasks, CPUs
-		 * per GPU): let it choose among all of them. */
-		verbose("sched/tidal: %pJ: start on planned nodes failed: %s; letting Slurm choose the nodes",
-			job_ptr, slurm_strerror(rc));
-		rc = _start(job_ptr, NULL, NULL, d->reason);
+		 * per GPU): let it choose among all of them, on the side of
+		 * the nodes the policy keeps for itself that it planned. */
+		bitstr_t *side = _slurm_side(ok);
+
+		verbose("sched/tidal: %pJ: start on planned nodes failed: %s; letting Slurm choose the nodes%s",
+			job_ptr, slurm_strerror(rc),
+			!side ? "" : side == kept ? " among those the policy keeps" : " but those the policy keeps");
+		rc = _start(job_ptr, side, NULL, d->reason);
 	}
 	FREE_NULL_BITMAP(ok);
 	if (rc == SLURM_SUCCESS) {
@@ -1048,6 +1084,7 @@ extern int tidal_plan_apply(const tidal_snap_t *snap, const tidal_plan_t *plan,
 
 	if (todo.plan != plan || todo.decisions != plan->d)
 		_prepare(snap, plan, conf->reject_cancel);
+	_set_kept(snap, plan);
 	tidal_account_configure(conf);
 	tidal_share_refresh(); /* jobs may have ended since the snapshot */
 	/* Preemptions first: they free the GPUs the starts were planned on
@@ -1090,5 +1127,7 @@ extern int tidal_plan_apply(const tidal_snap_t *snap, const tidal_plan_t *plan,
 			_apply_reject(d, job_ptr, conf, now);
 	}
 	_write_reasons(snap, plan, now);
+	FREE_NULL_BITMAP(kept);
+	FREE_NULL_BITMAP(unkept);
 	return started;
 }

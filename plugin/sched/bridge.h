@@ -121,6 +121,10 @@ typedef struct {
 	double wake_at; /* epoch s, 0 = no wish */
 	double decide_ms;
 	char *log; /* malloc'd lines for slurmctld's log, or NULL */
+	/* Snapshot node indices the policy keeps for its own use (core
+	 * Plan::kept_nodes): a start apply.c lets Slurm place avoids them. */
+	int n_kept;
+	int *kept;
 } tidal_plan_t;
 
 /* Settings of the apply step, from tidal.conf. */

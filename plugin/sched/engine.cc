@@ -611,6 +611,15 @@ int Engine::decide(const tidal_snap_t &s, tidal_plan_t *out)
 		out->d[i].snap_index = it != index_of.end() ? it->second : -1;
 	}
 	out->wake_at = std::isfinite(plan.wake_at) ? plan.wake_at : 0;
+	if (!plan.kept_nodes.empty()) {
+		out->kept = (int *)std::calloc(plan.kept_nodes.size(),
+					       sizeof(int));
+		if (!out->kept)
+			throw std::bad_alloc();
+		for (int k : plan.kept_nodes)
+			if (k >= 0 && k < s.n_nodes)
+				out->kept[out->n_kept++] = k;
+	}
 	out->decide_ms = std::chrono::duration<double, std::milli>(
 				 std::chrono::steady_clock::now() - t0)
 				 .count();
@@ -812,6 +821,9 @@ extern "C" void tidal_plan_free(tidal_plan_t *plan)
 	}
 	std::free(plan->d);
 	std::free(plan->log);
+	std::free(plan->kept);
+	plan->kept = nullptr;
+	plan->n_kept = 0;
 	plan->log = nullptr;
 	plan->d = nullptr;
 	plan->n = 0;

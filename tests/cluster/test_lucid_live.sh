@@ -170,6 +170,9 @@ restart_slurmctld_hard || { say "slurmctld did not restart"; dump_logs; exit 1; 
 all_run() { is_state "$a" RUNNING && is_state "$b" RUNNING && is_state "$c" RUNNING; }
 check "after kill -9 of slurmctld, A, B and C still run" wait_for 30 all_run
 check "... C still on A's GPU" eval '[ "$(shard_gpu "$c")" = "$ga" ]'
+sleep 3 # a few cycles of the new slurmctld
+check "... and D still waits: nothing is free for it, and B is no partner" \
+	is_state "$d" PENDING
 scancel "$b"
 check "B ends: D starts on n1" wait_for 60 on_node "$d" n1
 started "$d" | sed 's/.*sched.tidal: /    /'

@@ -87,6 +87,9 @@ static void test_profiler_first(void **)
 	assert_true(says(d2, "waits for 2 GPUs on the profiler nodes, 0 free"));
 	/* LGF order: 1, 3, then 2 */
 	assert_true(d1->rank < d3->rank && d3->rank < d2->rank);
+	/* The plan keeps n1 for profiling (sched/tidal places no other
+	 * start there, not even one it lets Slurm place). */
+	assert_true(plan.kept_nodes == std::vector<int>{ 1 });
 
 	/* A name that is no node is said once, and not used. */
 	pol = lucid({ { "Lucid.ProfilerNodes", "n1,n7" } });
@@ -96,7 +99,10 @@ static void test_profiler_first(void **)
 			    "Lucid.ProfilerNodes: n7: no such node with GPUs; "
 			    "not used");
 	assert_int_equal(plan.find(1)->placement[0].node, 1);
+	assert_true(plan.kept_nodes == std::vector<int>{ 1 });
 	assert_true(pol->decide(snapshot(c, jobs, 11)).log.empty());
+	/* Without profiler nodes it keeps none. */
+	assert_true(lucid({})->decide(snapshot(c, jobs, 10)).kept_nodes.empty());
 }
 
 /*
