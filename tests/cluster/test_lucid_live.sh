@@ -23,7 +23,8 @@
 #     ResNet18/CIFAR-10/64/0, light DCGAN/LSUN/128/0), against the speeds
 #     each ran at alone
 #   D, heavy, profiled, waits (no GPU free, no partner); kill -9 of
-#     slurmctld: every job keeps its shard; B ends and D starts on n1,
+#     slurmctld: every job keeps its shard, D still waits (and never
+#     goes back to the profiler); B ends and D starts on n1,
 #     not profiled again (its profile is in the plugin's state)
 #   all gone: no GPU and no shard held
 #
