@@ -152,6 +152,18 @@ static void test_ga_deterministic(void **state)
 	assert_true(p.feasible(x.front[x.best].data()));
 }
 
+/* Two jobs not fitted yet, 100 s old, of up to 4 replicas each. */
+static std::vector<PolluxJobState> two_unfitted()
+{
+	std::vector<PolluxJobState> jobs(2);
+	for (int k = 0; k < 2; k++) {
+		jobs[k].id = k;
+		jobs[k].age = 100;
+		jobs[k].max_replicas = 4;
+	}
+	return jobs;
+}
+
 /* The policy: two unfitted jobs on one node of 4 GPUs, fair share 2
  * each; both get 2 (balanced is best for a harmonic mean), as node
  * lists in node order. */
@@ -160,12 +172,7 @@ static void test_policy_node_lists(void **state)
 	(void)state;
 	Params params;
 	PolluxPolicy pol(params, 1);
-	std::vector<PolluxJobState> jobs(2);
-	for (int k = 0; k < 2; k++) {
-		jobs[k].id = k;
-		jobs[k].age = 100;
-		jobs[k].max_replicas = 4;
-	}
+	std::vector<PolluxJobState> jobs = two_unfitted();
 	auto out = pol.optimize(jobs, { 4 });
 	assert_int_equal(out[0].size(), 2);
 	assert_int_equal(out[1].size(), 2);
@@ -180,12 +187,7 @@ static void test_round_keep(void **state)
 	(void)state;
 	Params params;
 	PolluxPolicy pol(params, 1);
-	std::vector<PolluxJobState> jobs(2);
-	for (int k = 0; k < 2; k++) {
-		jobs[k].id = k;
-		jobs[k].age = 100;
-		jobs[k].max_replicas = 4;
-	}
+	std::vector<PolluxJobState> jobs = two_unfitted();
 	jobs[0].alloc = { 0, 0, 0 };
 	jobs[1].alloc = { 0 };
 	PolluxRound round;
