@@ -18,10 +18,16 @@ const int kNumClasses = (int)(sizeof(kClasses) / sizeof(kClasses[0]));
 
 } /* namespace */
 
-BuddyCluster::BuddyCluster(int nodes, int gpus_per_node)
+BuddyCluster::BuddyCluster(int nodes, int gpus_per_node,
+			   std::vector<int> node_ids)
 	: nodes_(nodes), gpn_(gpus_per_node), classes_(kNumClasses),
-	  node_set_(nodes, -1)
+	  node_id_(std::move(node_ids)), node_set_(nodes, -1)
 {
+	if ((int)node_id_.size() != nodes) {
+		node_id_.resize(nodes);
+		for (int n = 0; n < nodes; n++)
+			node_id_[n] = n;
+	}
 	for (int n = 0; n < nodes; n++)
 		free_nodes_.push_back(n);
 }
@@ -177,7 +183,12 @@ void BuddyCluster::release(int job, int gpus)
 			node_set_[n] = -1;
 			free_nodes_.push_back(n);
 		}
-		std::sort(free_nodes_.begin(), free_nodes_.end());
+		/* free_nodes.sort(key=id): stable, and the id is the node's
+		 * position in its switch, not its global index. */
+		std::stable_sort(free_nodes_.begin(), free_nodes_.end(),
+				 [&](int a, int b) {
+					 return node_id_[a] < node_id_[b];
+				 });
 		free_sets_.push_back(id);
 		return;
 	}

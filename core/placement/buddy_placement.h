@@ -8,8 +8,9 @@
  *
  *   1. the head node-set of class g if it still has g GPUs free, else
  *   2. the head node-set of a larger class (largest first) with room, else
- *   3. a new node-set of ceil(g / gpus-per-node) nodes, the lowest free
- *      node ids first;
+ *   3. a new node-set of ceil(g / gpus-per-node) nodes from the head of
+ *      the free list (kept stably sorted by the node's id within its
+ *      switch, as ElasticFlow numbers nodes);
  *
  * and a node-set with free GPUs left is re-filed under the largest class s
  * that divides its free count, so that same-sized jobs pack like buddies.
@@ -30,7 +31,13 @@ namespace tidal {
 
 class BuddyCluster {
 public:
-	BuddyCluster(int nodes, int gpus_per_node);
+	/* NODE_IDS: each node's id as ElasticFlow numbers it, its position
+	 * within its switch (empty: the node index).  Released nodes go back
+	 * to the free list stably sorted by that id, so on a cluster of
+	 * several switches the free list interleaves them (s0n0, s1n0, s0n1,
+	 * ...) the way the artifact's free_nodes.sort(key=id) does. */
+	BuddyCluster(int nodes, int gpus_per_node,
+		     std::vector<int> node_ids = {});
 
 	/* Place JOB (an id >= 0) on GPUS GPUs.  RET: false if it fits
 	 * nowhere (nothing changes then). */
@@ -55,7 +62,8 @@ private:
 	std::vector<NodeSet> sets_;
 	std::vector<int> free_sets_;          /* recycled NodeSet slots */
 	std::vector<std::vector<int>> classes_; /* per class: set ids */
-	std::vector<int> free_nodes_;         /* sorted by id */
+	std::vector<int> node_id_;            /* node -> ElasticFlow's id */
+	std::vector<int> free_nodes_;         /* stably sorted by node_id_ */
 	std::vector<int> node_set_;           /* node -> set, -1 = free */
 	std::vector<int> job_set_;            /* job -> set, -1 = none */
 

@@ -203,6 +203,15 @@ Context make_context(const SimInput &in, const ThroughputTable &table,
 	ctx.cluster_gpus = in.cluster.total_gpus();
 	ctx.nodes = (int)in.cluster.nodes.size();
 	ctx.gpus_per_node = in.cluster.max_gpus_per_node();
+	/* The artifact numbers nodes 0.. within each switch. */
+	ctx.node_ids.resize(in.cluster.nodes.size());
+	for (size_t n = 0; n < in.cluster.nodes.size(); n++)
+		ctx.node_ids[n] = (int)n;
+	for (const Switch &sw : in.cluster.switches)
+		for (size_t p = 0; p < sw.nodes.size(); p++)
+			if (sw.nodes[p] >= 0 &&
+			    sw.nodes[p] < (int)ctx.node_ids.size())
+				ctx.node_ids[sw.nodes[p]] = (int)p;
 	std::string gpu = params.get_choice(
 		"ElasticFlow.GpuType",
 		in.profiles_path.find("T4") != std::string::npos ? "T4"

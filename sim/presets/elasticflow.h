@@ -89,6 +89,9 @@ struct Context {
 	SlotTime slot = 240;
 	int cluster_gpus = 0;
 	int nodes = 0, gpus_per_node = 0;
+	/* Each node's id as ElasticFlow numbers it: its position within its
+	 * switch (BuddyCluster's free-node order). */
+	std::vector<int> node_ids;
 	std::vector<EfJob> jobs;
 	long accepted = 0, declined = 0;
 	RunResult result;

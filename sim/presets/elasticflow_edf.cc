@@ -326,7 +326,7 @@ void EdfRun::charge_overheads()
 RunResult EdfRun::run_admit()
 {
 	BuddyCluster b(ctx.cluster_gpus / ctx.gpus_per_node,
-		       ctx.gpus_per_node);
+		       ctx.gpus_per_node, ctx.node_ids);
 	buddy = &b;
 	events.add_starts(ctx.jobs);
 	SlotTime now = events.ev[0].time, diff = 0;

@@ -53,7 +53,8 @@ struct EfRun {
 
 	EfRun(Context &c, bool adm, int gpn)
 		: ctx(c), admission(adm),
-		  buddy(c.cluster_gpus / gpn, gpn), entries(c.jobs.size())
+		  buddy(c.cluster_gpus / gpn, gpn, c.node_ids),
+		  entries(c.jobs.size())
 	{
 		env.slot = c.slot;
 		env.cluster = c.cluster_gpus;

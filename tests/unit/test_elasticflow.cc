@@ -194,6 +194,38 @@ static void test_buddy(void **)
 	assert_false(b.placed(2));
 }
 
+/* Two switches of two 8-GPU nodes: ElasticFlow numbers nodes within
+ * their switch (ids 0, 1, 0, 1) and sorts its free list stably by that id
+ * on a release, so the freed nodes interleave the switches: after a
+ * 16-GPU job on nodes 0 and 1 ends, the free list is 2, 0, 3, 1 and the
+ * next 16-GPU job gets nodes 2 and 0 (first rank 0 in the log's layout),
+ * an 8-GPU job after it node 3 (rank 24, not 16). */
+/* A 16-GPU job placed and released, then a 16-GPU and an 8-GPU job: the
+ * ranks they are logged at (job, first rank, GPUs). */
+static std::vector<std::array<int, 3>> ranks_after_release(BuddyCluster &b)
+{
+	assert_true(b.place(0, 16));
+	b.release(0, 16);
+	assert_true(b.place(1, 16));
+	assert_true(b.place(2, 8));
+	std::vector<std::array<int, 3>> seen;
+	b.for_each_rank([&](int j, int first, int g) {
+		seen.push_back({j, first, g});
+	});
+	return seen;
+}
+
+static void test_buddy_switches(void **)
+{
+	BuddyCluster b(4, 8, {0, 1, 0, 1});
+	assert_true(ranks_after_release(b) ==
+		    (std::vector<std::array<int, 3>>{{1, 0, 16}, {2, 24, 8}}));
+	/* Without switch ids: nodes 0, 1, then node 2. */
+	BuddyCluster c(4, 8);
+	assert_true(ranks_after_release(c) ==
+		    (std::vector<std::array<int, 3>>{{1, 0, 16}, {2, 16, 8}}));
+}
+
 static Job pending_job(JobId id, double iters, double deadline)
 {
 	Job j;
@@ -323,6 +355,7 @@ int main(void)
 		cmocka_unit_test(test_marginal_value),
 		cmocka_unit_test(test_gpu_time),
 		cmocka_unit_test(test_buddy),
+		cmocka_unit_test(test_buddy_switches),
 		cmocka_unit_test(test_policy_rejects),
 		cmocka_unit_test(test_policy_rejects_unplannable),
 	};
