@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <numeric>
 #include <sstream>
+#include <unordered_map>
 
 #include "core/placement/placement.h"
 #include "core/policies/elastic_baseline.h"
@@ -149,6 +150,56 @@ static Placement merged(Placement a, const Placement &b)
 	return a;
 }
 
+/* Why job J, ranked RANK, gets decision A at GOT GPUs. */
+std::string ElasticBaseline::reason(const Job &j, Action a, int got,
+				    const Snapshot &snap, int free_now) const
+{
+	/* NAME: CLAUSE; CLAUSE; ... */
+	std::ostringstream why;
+	bool first = true;
+	auto clause = [&]() -> std::ostream & {
+		why << (first ? ": " : "; ");
+		first = false;
+		return why;
+	};
+	why << name_;
+	if (j.has_deadline())
+		clause() << "deadline in " << (long long)(j.deadline - snap.now)
+			 << " s";
+	if (a == Action::Reject && !j.time_known) {
+		/* Its time is a placeholder: say what is missing, not what
+		 * the placeholder would need. */
+		clause() << (j.iterations_known
+				     ? "its run time is unknown: no time limit, "
+				       "and its --train-iters have no measured "
+				       "speed yet"
+				     : "its work is unknown: no time limit and no "
+				       "--train-iters")
+			 << ", so the deadline cannot be checked; give it a "
+			    "time limit (sbatch -t)";
+	} else if (a == Action::Reject) {
+		clause() << "infeasible: needs "
+			 << (long long)time_at(j, elastic_cap(j)) << " s at "
+			 << elastic_cap(j) << " GPUs";
+	} else if (a == Action::Hold || a == Action::Preempt) {
+		clause() << "needs " << elastic_floor(j) << " GPUs, " << free_now
+			 << " free";
+	} else if (j.max_gpus > 0) {
+		clause() << "elastic " << elastic_floor(j) << "-"
+			 << elastic_cap(j) << ", "
+			 << (a == Action::Resize
+				     ? (got > j.alloc ? "grows" : "shrinks") +
+					       std::string(" from ") +
+					       std::to_string(j.alloc) + " to"
+				     : std::string("at"))
+			 << " " << got << " GPUs";
+	} else {
+		clause() << (a == Action::Start ? "starts on " : "on ") << got
+			 << " GPUs";
+	}
+	return why.str();
+}
+
 Plan ElasticBaseline::decide(const Snapshot &snap)
 {
 	Plan plan;
@@ -158,6 +209,13 @@ Plan ElasticBaseline::decide(const Snapshot &snap)
 		targets(v, snap.cluster->total_gpus(), &rejected, snap.now);
 	FreeMap free(*snap.cluster);
 	std::vector<Placement> where(v.size());
+	/* Keep and Hold change nothing: left out when the caller lets us,
+	 * as are the reasons when it does not read them. */
+	const bool sparse = snap.changes_only, want = snap.want_reasons;
+	std::unordered_map<const Job *, std::ptrdiff_t> slot;
+	if (sparse)
+		for (std::size_t s = 0; s < snap.jobs.size(); s++)
+			slot.emplace(snap.jobs[s], (std::ptrdiff_t)s);
 
 	/* Running jobs hold their GPUs until a resize restarts them. */
 	for (size_t i = 0; i < v.size(); i++)
@@ -167,47 +225,27 @@ Plan ElasticBaseline::decide(const Snapshot &snap)
 			if (!free.take(where[i]))
 				where[i].clear();
 		}
+	auto add = [&](size_t i, Action a, int gpus, int free_now) -> Decision * {
+		const Job &j = *v[i];
+		if (sparse && (a == Action::Keep || a == Action::Hold))
+			return nullptr;
+		Decision &d = plan.add(j.id, a, gpus,
+				       want ? reason(j, a, gpus, snap, free_now)
+					    : std::string());
+		d.at_rank((int)i + 1, (int)v.size());
+		if (sparse)
+			d.slot = slot[&j];
+		return &d;
+	};
 	for (size_t i = 0; i < v.size(); i++) {
 		const Job &j = *v[i];
 		bool running = j.state == JobState::Running;
-		/* NAME: CLAUSE; CLAUSE; ... */
-		std::ostringstream why;
-		bool first = true;
-		auto clause = [&]() -> std::ostream & {
-			why << (first ? ": " : "; ");
-			first = false;
-			return why;
-		};
-		int rank = (int)i + 1, ranked = (int)v.size();
-		why << name_;
-		if (j.has_deadline())
-			clause() << "deadline in "
-				 << (long long)(j.deadline - snap.now) << " s";
-		if (rejected[i] && !j.time_known) {
-			/* Its time is a placeholder: say what is missing, not
-			 * what the placeholder would need. */
-			clause() << (j.iterations_known
-					     ? "its run time is unknown: no "
-					       "time limit, and its "
-					       "--train-iters "
-					       "have no measured speed yet"
-					     : "its work is unknown: no time "
-					       "limit and no --train-iters")
-				 << ", so the deadline cannot be checked; give "
-				    "it a time limit (sbatch -t)";
-			plan.add(j.id, Action::Reject, 0, why.str())
-				.at_rank(rank, ranked)
-				.note("LeftSeconds", j.deadline - snap.now);
-			continue;
-		}
 		if (rejected[i]) {
-			clause() << "infeasible: needs "
-				 << (long long)time_at(j, elastic_cap(j))
-				 << " s at " << elastic_cap(j) << " GPUs";
-			plan.add(j.id, Action::Reject, 0, why.str())
-				.at_rank(rank, ranked)
-				.note("NeedSeconds", time_at(j, elastic_cap(j)))
-				.note("LeftSeconds", j.deadline - snap.now);
+			Decision *d = add(i, Action::Reject, 0, 0);
+			if (j.time_known)
+				d->note("NeedSeconds",
+					time_at(j, elastic_cap(j)));
+			d->note("LeftSeconds", j.deadline - snap.now);
 			continue;
 		}
 		int have = placement_gpus(where[i]);
@@ -221,34 +259,18 @@ Plan ElasticBaseline::decide(const Snapshot &snap)
 		int got = placement_gpus(where[i]);
 		if (got < elastic_floor(j) || got == 0) {
 			free.release(where[i]);
-			clause() << "needs " << elastic_floor(j) << " GPUs, "
-				 << free.free_total() << " free";
-			plan.add(j.id, running ? Action::Preempt : Action::Hold,
-				 j.gpus, why.str())
-				.at_rank(rank, ranked);
+			add(i, running ? Action::Preempt : Action::Hold, j.gpus,
+			    free.free_total());
 			continue;
 		}
 		Action a = !running	    ? Action::Start
 			   : got == j.alloc ? Action::Keep
 					    : Action::Resize;
-		if (j.max_gpus > 0)
-			clause() << "elastic " << elastic_floor(j) << "-"
-				 << elastic_cap(j) << ", "
-				 << (a == Action::Resize
-					     ? (got > j.alloc ? "grows"
-							      : "shrinks") +
-						       std::string(" from ") +
-						       std::to_string(j.alloc) +
-						       " to"
-					     : std::string("at"))
-				 << " " << got << " GPUs";
-		else
-			clause() << (a == Action::Start ? "starts on " : "on ")
-				 << got << " GPUs";
-		Decision &d = plan.add(j.id, a, got, why.str());
-		d.at_rank(rank, ranked);
-		d.placement = a == Action::Keep ? j.placement : where[i];
-		d.note("TargetGPUs", got);
+		Decision *d = add(i, a, got, 0);
+		if (!d)
+			continue;
+		d->placement = a == Action::Keep ? j.placement : where[i];
+		d->note("TargetGPUs", got);
 	}
 	return plan;
 }

@@ -39,6 +39,9 @@ public:
 				 Time now) const;
 
 private:
+	std::string reason(const Job &j, Action a, int got,
+			   const Snapshot &snap, int free_now) const;
+
 	std::string name_;
 	bool by_deadline_;
 	bool reject_ = false;
