@@ -213,6 +213,7 @@ private:
 	Time now_ = 0;
 	Time wake_ = kNever;
 	Time last_decision_ = 0; /* for hooks_.cycle */
+	bool last_changed_nothing_ = false; /* the last decide() */
 	int busy_ = 0;
 	long done_ = 0;
 	RunResult result_;
@@ -402,6 +403,7 @@ void Replayer::decide(Time now)
 		std::fprintf(stderr, "tidal-sim: t=%.0f s: %s: %s\n", now,
 			     policy_.name().c_str(), l.c_str());
 	apply(plan, now);
+	last_changed_nothing_ = changed_.empty();
 	record_util(now);
 }
 
@@ -545,6 +547,11 @@ Time Replayer::next_event()
 		t = std::min(t, tick_at_or_after(wake_));
 	else
 		t = std::min(t, wake_);
+	/* Nothing else to come, and the last decision changed nothing: a
+	 * cycle or period boundary would decide the same again, forever
+	 * (jobs that can never start: the caller rejects them). */
+	if (t == kNever && last_changed_nothing_)
+		return kNever;
 	if (hooks_.cycle > 0 && pending_ > 0)
 		t = std::min(t, next_tick());
 	if (hooks_.period > 0 && t > now_ && pending_ > 0) {

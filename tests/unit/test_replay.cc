@@ -267,6 +267,32 @@ static void test_cycle(void **)
 		assert_false(j.rejected);
 }
 
+/* A job that no placement can ever start (best-fit takes whole nodes for
+ * a wide job: 16 GPUs on nodes of 8, 4 and 4) ends the replay rejected
+ * under a cycle too, rather than being decided again every cycle,
+ * forever. */
+static void test_cycle_never_starts(void **)
+{
+	std::string err;
+	auto preset = make_preset("tidal", &err);
+	SimInput in;
+	in.cluster = test::cluster(3, 4);
+	in.cluster.nodes[0].gpus = 8;
+	in.trace.path = "hand";
+	in.trace.jobs = {test::job(1, 16, 0, 10), test::job(2, 4, 1, 5)};
+	for (size_t i = 0; i < in.trace.jobs.size(); i++)
+		in.trace.jobs[i].index = i;
+	preset->prepare(in);
+	Params p;
+	p.set("Tidal.RestartOverhead", "0");
+	p.set("Tidal.CycleInterval", "5");
+	p.set("Placement", "best-fit");
+	RunResult r = preset->run(in, "srtf", p, {}, RunMode::Replay);
+	assert_int_equal(r.jobs.size(), 2);
+	assert_true(result(r, 1).rejected);
+	near(result(r, 2).end, 6);
+}
+
 /* What a preemption costs live (Tidal.RequeueDelay, Tidal.PreemptRelease),
  * on the SRTF scenario without overhead, where job 2 preempts job 1 at
  * t=10. */
@@ -358,6 +384,7 @@ int main(void)
 		cmocka_unit_test(test_elasticflow_profiles),
 		cmocka_unit_test(test_profile_speeds),
 		cmocka_unit_test(test_cycle),
+		cmocka_unit_test(test_cycle_never_starts),
 		cmocka_unit_test(test_requeue_delay),
 		cmocka_unit_test(test_preempt_release),
 		cmocka_unit_test(test_policy_names),
