@@ -13,13 +13,17 @@
  *   - the snapshot and the free map live from event to event, and the
  *     policy answers with changes only (model.h, plan.h);
  *   - a policy that is idle while nothing is pending is not asked at
- *     events that leave nothing pending (Policy::idle_without_pending).
+ *     events that leave nothing pending (Policy::idle_without_pending);
+ *   - a policy that keeps indexes (Policy::incremental) is told what
+ *     changed since it was last asked (Snapshot::delta), and brings the
+ *     counters it reads up to date itself (Snapshot::sync).
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #include "sim/replay.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -63,6 +67,8 @@ struct Live {
 struct Active : Job {
 	Live live;
 	std::uint64_t gen = 0; /* arrivals into this slot, for stale entries */
+	bool listed = false;   /* in the policy's view (snap_.jobs) */
+	bool noted = false;    /* in Replayer::noted_ */
 };
 
 struct Due {
@@ -121,6 +127,14 @@ public:
 		snap_.want_reasons = false;
 		snap_.changes_only = true;
 		snap_.free = &free_;
+		if (incremental_) {
+			static std::atomic<std::uint64_t> streams{0};
+			delta_.stream = ++streams;
+			snap_.delta = &delta_;
+			snap_.sync = [this](const Job &j) {
+				sync(active(j), now_);
+			};
+		}
 	}
 
 	RunResult run();
@@ -153,6 +167,20 @@ private:
 	void decide(Time now);
 	void apply(const Plan &plan, Time now);
 	void release(Job &j);
+	/* For Snapshot::delta: J changed, or left the policy's view. */
+	void note(Job &j)
+	{
+		Active &a = active(j);
+		if (incremental_ && !a.noted) {
+			a.noted = true;
+			noted_.push_back(&a);
+		}
+	}
+	void note_left(const Job &j)
+	{
+		if (incremental_)
+			delta_.left.push_back(j.id);
+	}
 	Time next_event();
 	/* The first cycle after now_, and the first at or after T
 	 * (hooks_.cycle): the last decision + k cycles, k >= 1. */
@@ -198,6 +226,13 @@ private:
 	Snapshot snap_;
 	FreeMap free_;
 	std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
+	/* Snapshot::delta for a policy that keeps indexes: the jobs noted
+	 * since it was last asked, and the active jobs by id (for decisions
+	 * without a slot). */
+	const bool incremental_ = policy_.incremental();
+	SnapshotDelta delta_;
+	std::vector<Active *> noted_;
+	std::unordered_map<JobId, Active *> by_id_;
 	/* hooks_.requeue_delay: preempted jobs out of snap_ until due. */
 	std::priority_queue<Held, std::vector<Held>, std::greater<Held>> held_;
 	/* hooks_.preempt_release: each node takes no start before this;
@@ -268,11 +303,16 @@ std::vector<const Job *>::iterator Replayer::place_of(const Job &j)
 void Replayer::unlist(const Job &j)
 {
 	snap_.jobs.erase(place_of(j));
+	active(j).listed = false;
+	note_left(j);
 }
 
 void Replayer::drop(const Job &j)
 {
 	unlist(j);
+	auto it = by_id_.find(j.id);
+	if (it != by_id_.end() && it->second == &active(j))
+		by_id_.erase(it);
 	pool_.put(&active(j));
 }
 
@@ -347,6 +387,9 @@ void Replayer::arrive(Time now)
 		a->gen++;
 		rebase(j, now);
 		snap_.jobs.push_back(&j);
+		a->listed = true;
+		by_id_.emplace(j.id, a);
+		note(j);
 		pending_++;
 	}
 }
@@ -360,6 +403,8 @@ void Replayer::readmit(Time now)
 		Job &j = *held_.top().job;
 		held_.pop();
 		snap_.jobs.insert(place_of(j), &j);
+		active(j).listed = true;
+		note(j);
 		pending_++;
 	}
 }
@@ -391,12 +436,20 @@ void Replayer::record_util(Time now)
 
 void Replayer::decide(Time now)
 {
-	if (policy_.reads_progress())
+	if (policy_.reads_progress() && !incremental_)
 		for (const Job *j : snap_.jobs)
 			sync(active(*j), now);
 	snap_.now = now;
 	snap_.pending = pending_;
+	for (Active *a : noted_) {
+		a->noted = false;
+		if (a->listed)
+			delta_.changed.emplace_back(a, a->live.order);
+	}
+	noted_.clear();
 	Plan plan = policy_.decide(snap_);
+	delta_.changed.clear();
+	delta_.left.clear();
 	result_.decisions++;
 	wake_ = plan.wake_at > now ? plan.wake_at : kNever;
 	for (const std::string &l : plan.log)
@@ -412,20 +465,17 @@ void Replayer::decide(Time now)
 void Replayer::apply(const Plan &plan, Time now)
 {
 	const std::vector<Decision> &ds = plan.decisions;
-	std::unordered_map<JobId, std::size_t> slot_of; /* policies without slots */
 	changed_.clear();
 	slot_.resize(ds.size());
 	for (std::size_t k = 0; k < ds.size(); k++) {
 		std::ptrdiff_t s = ds[k].slot;
 		if (s < 0 || s >= (std::ptrdiff_t)snap_.jobs.size() ||
 		    snap_.jobs[s]->id != ds[k].job) {
-			if (slot_of.empty())
-				for (std::size_t i = 0; i < snap_.jobs.size(); i++)
-					slot_of.emplace(snap_.jobs[i]->id, i);
-			auto it = slot_of.find(ds[k].job);
-			if (it == slot_of.end())
+			/* A policy without slots: find the job by id. */
+			auto it = by_id_.find(ds[k].job);
+			if (it == by_id_.end() || !it->second->listed)
 				continue;
-			s = (std::ptrdiff_t)it->second;
+			s = place_of(*it->second) - snap_.jobs.begin();
 		}
 		changed_.push_back(k);
 		slot_[k] = (std::size_t)s;
@@ -488,6 +538,7 @@ void Replayer::preempt(Job &j, Time now)
 		released_.push(until);
 	}
 	release(j);
+	note(j);
 	j.state = JobState::Pending;
 	j.preemptions++;
 	j.seq = seq_++;
@@ -515,6 +566,7 @@ void Replayer::start(Job &j, const Decision &d, Time now)
 		pending_--;
 	j.alloc = d.gpus;
 	j.placement = d.placement;
+	note(j);
 	if (j.state != JobState::Running && j.start < 0)
 		j.start = now;
 	j.state = JobState::Running;

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <span>
 #include <string>
@@ -172,8 +173,41 @@ struct Job {
 class FreeMap; /* placement.h */
 
 /*
+ * What changed in a caller's job list since its previous decide() on the
+ * same policy, for policies that keep indexes across calls
+ * (Policy::incremental).  A replay gives one; the plugin and tidalctl do
+ * not, and such a policy then works from `jobs` alone, as the others do.
+ *
+ *   decide(t1): stream 7, changed = every job      rebuild from the lists
+ *   decide(t2): stream 7, changed = {B}, left = {A}  A ended, B started
+ *   decide(t3): stream 8, changed = every job      a new run: rebuild
+ *
+ * A job's pointer names that job while it stays in `jobs`: from the delta
+ * that lists it in `changed` until one lists it in `left`, its request
+ * fields do not change, its state, GPUs and placement change only with an
+ * entry in `changed`, and its progress counters change as it runs
+ * (Snapshot::sync brings them up to date).  Once it has left, its memory
+ * may hold a new job: read `left` by id, through no pointer kept.
+ */
+struct SnapshotDelta {
+	/* The caller's job stream.  A policy that sees a new value forgets
+	 * what it kept; `changed` then lists every job in `jobs`. */
+	std::uint64_t stream = 0;
+	/* Jobs that entered `jobs` (arrived, or back after a requeue delay)
+	 * or changed state, GPUs or placement since the previous call, each
+	 * once, with its position in the caller's order of `jobs` (a stable
+	 * sort over `jobs` breaks ties by it).  Read after `left`. */
+	std::vector<std::pair<const Job *, std::uint64_t>> changed;
+	/* Jobs that left `jobs` since the previous call (ended, rejected, or
+	 * out for a requeue delay); a job that left and came back is in both
+	 * lists. */
+	std::vector<JobId> left;
+};
+
+/*
  * What a policy sees: the cluster and every active (pending or running) job,
- * at time `now`.  Policies must not keep pointers past one decide() call.
+ * at time `now`.  Policies must not keep pointers past one decide() call,
+ * except as SnapshotDelta allows.
  */
 struct Snapshot {
 	const Cluster *cluster = nullptr;
@@ -196,6 +230,13 @@ struct Snapshot {
 	 * A replay appends arrivals, so a policy that wants only the pending
 	 * jobs can look from the end and stop when it has them all. */
 	long pending = -1;
+	/* Optional (a replay): what changed since the previous call. */
+	const SnapshotDelta *delta = nullptr;
+	/* Optional (a replay that keeps progress lazily, for a policy that
+	 * says it reads progress through it, Policy::incremental): brings one
+	 * job's progress counters (remaining, attained, executed, queued) to
+	 * `now`.  When set, the caller has not brought them up to date. */
+	std::function<void(const Job &)> sync;
 };
 
 } /* namespace tidal */

@@ -43,6 +43,12 @@ public:
 	 * (Job::remaining, attained, executed, queued), so a replay need not
 	 * bring them up to date before asking. */
 	virtual bool reads_progress() const { return true; }
+	/* True if decide() keeps indexes across calls through
+	 * Snapshot::delta when it is given, and then reads progress counters
+	 * only after calling Snapshot::sync for the job (when set), so that a
+	 * replay need not bring every job up to date before asking.  Without
+	 * a delta it decides from `jobs` alone, as other policies do. */
+	virtual bool incremental() const { return false; }
 	/* True if the policy itself admits or rejects jobs by their
 	 * deadlines (it plans their work against them): sched/tidal then
 	 * leaves a deadline job to it, where for other policies it cancels a

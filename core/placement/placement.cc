@@ -62,6 +62,16 @@ void FreeMap::reset()
 		by_free_[(size_t)free_[n] * words_ + n / 64] |= 1ull << (n % 64);
 }
 
+void FreeMap::assign(const FreeMap &o)
+{
+	free_.assign(o.free_.begin(), o.free_.end());
+	by_free_.assign(o.by_free_.begin(), o.by_free_.end());
+	free_total_ = o.free_total_;
+	total_ = o.total_;
+	per_node_ = o.per_node_;
+	words_ = o.words_;
+}
+
 void FreeMap::set_free(int node, int gpus)
 {
 	std::uint64_t bit = 1ull << (node % 64);

@@ -53,6 +53,9 @@ public:
 
 	/* Mark every GPU free again. */
 	void reset();
+	/* Become a copy of OTHER, a map of the same cluster, in this map's
+	 * memory (a policy's scratch map, copied at every decision). */
+	void assign(const FreeMap &other);
 	int free_total() const { return free_total_; }
 	int free_on(int node) const { return free_[node]; }
 

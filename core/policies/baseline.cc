@@ -39,6 +39,7 @@ public:
 	bool reads_progress() const override { return false; }
 
 protected:
+	RankChange rank_change() const override { return RankChange::Never; }
 	Rank rank(const Job &j, const Snapshot &) const override
 	{
 		return {j.submit, (double)j.index};
@@ -55,6 +56,7 @@ public:
 	bool reads_progress() const override { return false; }
 
 protected:
+	RankChange rank_change() const override { return RankChange::Never; }
 	Rank rank(const Job &j, const Snapshot &) const override
 	{
 		return {j.duration, 0};
@@ -89,13 +91,19 @@ public:
 	Plan decide(const Snapshot &snap) override
 	{
 		all_new_ = new_by_gpus_;
-		for (const Job *j : snap.jobs)
-			if (j->state == JobState::Pending && j->submit < snap.now)
+		for (std::size_t s = 0; all_new_ && s < snap.jobs.size(); s++)
+			if (snap.jobs[s]->state == JobState::Pending &&
+			    snap.jobs[s]->submit < snap.now)
 				all_new_ = false;
 		return QueuePolicy::decide(snap);
 	}
 
 protected:
+	/* NewOrder=gpus ranks by what the other pending jobs are. */
+	RankChange rank_change() const override
+	{
+		return new_by_gpus_ ? RankChange::Anytime : RankChange::Never;
+	}
 	Rank rank(const Job &j, const Snapshot &) const override
 	{
 		if (all_new_)
@@ -126,6 +134,10 @@ public:
 	}
 
 protected:
+	RankChange rank_change() const override
+	{
+		return RankChange::WhileRunning;
+	}
 	Rank rank(const Job &j, const Snapshot &) const override
 	{
 		double t = j.remaining_time();
@@ -147,6 +159,7 @@ public:
 	bool reads_progress() const override { return false; }
 
 protected:
+	RankChange rank_change() const override { return RankChange::Never; }
 	Rank rank(const Job &j, const Snapshot &) const override
 	{
 		return {j.deadline, j.submit};
@@ -200,12 +213,28 @@ std::string Tiresias::rank_reason(const Job &j, const Rank &r) const
 	return s.str();
 }
 
-Time Tiresias::wake_at(const Snapshot &snap) const
+RankChange Tiresias::rank_change() const
+{
+	/* Levels the caller keeps (Job::level) may change at any call. */
+	return t_.levels_from_state ? RankChange::Anytime
+				    : RankChange::AtTimes;
+}
+
+/* A running job's level changes when its attained service reaches the next
+ * threshold: wake_at()'s time for that job alone. */
+Time Tiresias::rank_changes_at(const Job &j, const Snapshot &snap) const
+{
+	return wake_at(snap, {&j});
+}
+
+Time Tiresias::wake_at(const Snapshot &snap,
+		       const std::vector<const Job *> &jobs) const
 {
 	Time t = std::numeric_limits<Time>::infinity();
-	for (const Job *j : snap.jobs) {
+	for (const Job *j : jobs) {
 		if (j->state != JobState::Running || j->alloc <= 0)
 			continue;
+		fresh(snap, *j);
 		int lvl = level_of(*j);
 		if (lvl >= (int)t_.thresholds.size())
 			continue;

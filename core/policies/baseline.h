@@ -44,7 +44,11 @@ public:
 protected:
 	Rank rank(const Job &j, const Snapshot &snap) const override;
 	std::string rank_reason(const Job &j, const Rank &r) const override;
-	Time wake_at(const Snapshot &snap) const override;
+	Time wake_at(const Snapshot &snap,
+		     const std::vector<const Job *> &jobs) const override;
+	RankChange rank_change() const override;
+	Time rank_changes_at(const Job &job,
+			     const Snapshot &snap) const override;
 
 private:
 	TiresiasOptions t_;

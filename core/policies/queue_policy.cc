@@ -30,7 +30,13 @@ QueueOptions queue_options(const Params &params, QueueOptions d)
 	return o;
 }
 
-Time QueuePolicy::wake_at(const Snapshot &) const
+Time QueuePolicy::wake_at(const Snapshot &,
+			 const std::vector<const Job *> &) const
+{
+	return std::numeric_limits<Time>::infinity();
+}
+
+Time QueuePolicy::rank_changes_at(const Job &, const Snapshot &) const
 {
 	return std::numeric_limits<Time>::infinity();
 }
@@ -45,6 +51,30 @@ static std::string fmt_fit(int need, int free_now)
 Plan QueuePolicy::decide(const Snapshot &snap)
 {
 	Plan plan;
+	if (use_index(snap)) {
+		QueueRanking how;
+		how.change = rank_change();
+		how.rank = [&](const Job &j) { return rank(j, snap); };
+		how.changes_at = [&](const Job &j) {
+			return rank_changes_at(j, snap);
+		};
+		how.fresh = [&](const Job &j) { fresh(snap, j); };
+		index_.update(snap, how);
+		if (opt_.preemptive)
+			decide_behind_indexed(snap, plan);
+		else
+			decide_pending_indexed(snap, plan);
+		/* AtTimes: the wake-up is that of the jobs whose rank changes
+		 * first (the index foresees it; wake_at() says it exactly as
+		 * without an index). */
+		plan.wake_at = rank_change() == RankChange::AtTimes
+				       ? wake_at(snap, index_.changing_first(1e-6))
+				       : wake_at(snap, index_.running_jobs);
+		return plan;
+	}
+	/* Whatever was indexed is out of date after a call without a
+	 * delta: the next call with one starts afresh. */
+	index_.invalidate();
 	if (!snap.changes_only || !snap.free ||
 	    opt_.discipline == Discipline::Quota || opt_.replace)
 		decide_all(snap, plan);
@@ -52,7 +82,7 @@ Plan QueuePolicy::decide(const Snapshot &snap)
 		decide_behind(snap, plan);
 	else
 		decide_pending(snap, plan);
-	plan.wake_at = wake_at(snap);
+	plan.wake_at = wake_at(snap, snap.jobs);
 	return plan;
 }
 

@@ -25,7 +25,10 @@
  * replay's free map and looks at pending jobs (and, when preemptive, at the
  * running jobs ranked behind them) instead of rebuilding everything; the
  * plan is the full walk's less its Keep and Hold decisions
- * (queue_policy_changes.cc).
+ * (queue_policy_changes.cc).  With a Snapshot::delta as well, the pending
+ * jobs stay ranked in an index from call to call, so that a long queue
+ * costs nothing at an event that cannot start its jobs
+ * (queue_policy_index.cc).
  *
  * Parameters (Key=Value, prefix = policy name):
  *
@@ -41,12 +44,14 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/placement/placement.h"
 #include "core/model/policy.h"
+#include "core/policies/queue_index.h"
 
 namespace tidal {
 
@@ -62,15 +67,6 @@ struct QueueOptions {
 /* Read the options above from PARAMS over DEFAULTS. */
 QueueOptions queue_options(const Params &params, QueueOptions defaults);
 
-/* A rank: compared lexicographically, smaller first. */
-struct Rank {
-	double k1 = 0, k2 = 0;
-	bool operator<(const Rank &o) const
-	{
-		return k1 != o.k1 ? k1 < o.k1 : k2 < o.k2;
-	}
-};
-
 class QueuePolicy : public Policy {
 public:
 	QueuePolicy(std::string name, QueueOptions opt)
@@ -82,15 +78,37 @@ public:
 	/* Re-placing (Replace=yes) moves running jobs even with none
 	 * pending; otherwise nothing changes without a pending job. */
 	bool idle_without_pending() const override { return !opt_.replace; }
+	bool incremental() const override
+	{
+		return rank_change() != RankChange::Anytime;
+	}
 
 	const QueueOptions &options() const { return opt_; }
 
 protected:
+	/* JOB's rank; with Snapshot::sync set, its progress counters are
+	 * already brought up to date (fresh()). */
 	virtual Rank rank(const Job &job, const Snapshot &snap) const = 0;
 	/* Why JOB ranks where it does, e.g. "1234 s remaining". */
 	virtual std::string rank_reason(const Job &job, const Rank &r) const = 0;
-	/* Optional wake-up (Tiresias level boundaries). */
-	virtual Time wake_at(const Snapshot &snap) const;
+	/* Optional wake-up (Tiresias level boundaries), from the running jobs
+	 * among JOBS (with Snapshot::sync set, fresh() each before reading
+	 * its progress). */
+	virtual Time wake_at(const Snapshot &snap,
+			     const std::vector<const Job *> &jobs) const;
+	/* When rank() can change; Anytime (no index) unless a policy says
+	 * otherwise. */
+	virtual RankChange rank_change() const { return RankChange::Anytime; }
+	/* RankChange::AtTimes: when the rank of running JOB changes next
+	 * (its progress counters brought up to date), or infinity. */
+	virtual Time rank_changes_at(const Job &job, const Snapshot &snap) const;
+	/* Bring JOB's progress counters to snap.now if the caller keeps them
+	 * lazily (Snapshot::sync). */
+	static void fresh(const Snapshot &snap, const Job &job)
+	{
+		if (snap.sync)
+			snap.sync(job);
+	}
 
 private:
 	/* The full walk over every job. */
@@ -107,12 +125,42 @@ private:
 	 * stably. */
 	void sort_by_rank(std::vector<std::size_t> &slots) const;
 
+	/* The walks over index_ (queue_policy_index.cc). */
+	bool use_index(const Snapshot &snap) const;
+	void decide_pending_indexed(const Snapshot &snap, Plan &plan);
+	void decide_behind_indexed(const Snapshot &snap, Plan &plan);
+	/* The running jobs ranked behind FIRST into behind_q_ (not in rank
+	 * order unless ranks never change); each marked behind. */
+	void collect_behind(const Snapshot &snap, const QueueKey &first);
+	/* The first pending job after IT that may still fit in FREE GPUs
+	 * (every other fails for want of GPUs). */
+	QueueSet::const_iterator next_candidate(QueueSet::const_iterator it,
+						int free) const;
+	/* behind_q_[FROM, TO) take their GPUs back, in rank order where it
+	 * matters: moved or preempted where a job ranked before them took
+	 * them.  TAIL: the last ones, of which only those on a node the walk
+	 * put something on can have lost GPUs. */
+	void take_back_indexed(std::size_t from, std::size_t to, bool tail,
+			       Plan &plan);
+	void mark_dirty(const Placement &p);
+
 	std::string name_;
 	QueueOptions opt_;
 	/* Scratch reused across calls (no state: each call overwrites it). */
 	std::vector<Rank> ranks_;
 	std::vector<std::size_t> pending_;
 	Behind behind_;
+
+	/* Kept across calls with a Snapshot::delta. */
+	QueueIndex index_;
+	/* Scratch of the indexed walks. */
+	std::optional<FreeMap> walk_free_;
+	std::vector<QueueKey> behind_q_;
+	bool behind_sorted_ = false; /* in rank order (ranks kept ranked) */
+	std::vector<char> dirty_;
+	std::vector<int> dirty_nodes_;
+	bool dirty_all_ = false;
+	std::uint64_t walk_ = 0;
 };
 
 } /* namespace tidal */
