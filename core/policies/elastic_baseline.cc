@@ -203,6 +203,8 @@ std::string ElasticBaseline::reason(const Job &j, Action a, int got,
 Plan ElasticBaseline::decide(const Snapshot &snap)
 {
 	Plan plan;
+	any_elastic_ = std::any_of(snap.jobs.begin(), snap.jobs.end(),
+				   [](const Job *j) { return j->elastic(); });
 	std::vector<const Job *> v = ranked(snap);
 	std::vector<bool> rejected(v.size(), false);
 	std::vector<int> t =

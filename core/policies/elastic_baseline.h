@@ -29,6 +29,10 @@ public:
 	std::string name() const override { return name_; }
 	Plan decide(const Snapshot &snap) override;
 	bool admits_by_deadline() const override { return reject_; }
+	/* With no job pending, only an elastic job can change (grow into
+	 * freed GPUs): none was active at the last call, none can be until a
+	 * job arrives. */
+	bool idle_without_pending() const override { return !any_elastic_; }
 
 	/* Exposed for the unit tests. */
 	std::vector<const Job *> ranked(const Snapshot &snap) const;
@@ -47,6 +51,7 @@ private:
 	bool reject_ = false;
 	int min_growth_ = 1;
 	PlacementScheme scheme_ = PlacementScheme::Consolidated;
+	bool any_elastic_ = false; /* an elastic job at the last decide() */
 };
 
 } /* namespace tidal */

@@ -214,6 +214,25 @@ static void test_admits_by_deadline(void **)
 			     .admits_by_deadline());
 }
 
+/* With nothing pending, only an elastic job can change: a replay need not
+ * ask while none is active (Policy::idle_without_pending). */
+static void test_idle_without_elastic_jobs(void **)
+{
+	Cluster c = cluster(4, 8);
+	auto pol = make("elastic-edf");
+	Job r = job(1, 8, 0, 1000);
+	r.state = JobState::Running;
+	r.alloc = 8;
+	r.placement = {{0, 8}};
+	std::vector<Job> rigid = {r};
+	pol->decide(snapshot(c, rigid, 10));
+	assert_true(pol->idle_without_pending());
+	std::vector<Job> mixed = {r, running_elastic(2, 8, 16, 1)};
+	mixed[1].placement = {{1, 8}};
+	pol->decide(snapshot(c, mixed, 20));
+	assert_false(pol->idle_without_pending());
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -224,6 +243,7 @@ int main(void)
 		cmocka_unit_test(test_rejects_unknown_work),
 		cmocka_unit_test(test_pending_start_size_and_min_growth),
 		cmocka_unit_test(test_admits_by_deadline),
+		cmocka_unit_test(test_idle_without_elastic_jobs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
