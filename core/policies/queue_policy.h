@@ -121,6 +121,7 @@ private:
 	void take_back(const Snapshot &snap, FreeMap &free,
 		       Behind::iterator first, Behind::iterator last,
 		       Plan &plan);
+	Decision *take_back_one(FreeMap &free, const Job &r, Plan &plan);
 	/* Sort SLOTS (indices into snap.jobs, ascending) by ranks_[slot],
 	 * stably. */
 	void sort_by_rank(std::vector<std::size_t> &slots) const;

@@ -168,19 +168,25 @@ void QueuePolicy::take_back(const Snapshot &snap, FreeMap &free,
 	std::stable_sort(first, last, [&](const auto &a, const auto &b) {
 		return ranks_[a.second] < ranks_[b.second];
 	});
-	for (it = first; it != last; ++it) {
-		const Job &r = *jobs[it->second];
-		if (free.take(r.placement))
-			continue;
-		std::optional<Placement> p = free.place(r.gpus, opt_.placement);
-		if (p && *p == r.placement)
-			continue;
-		Decision &d = plan.add(r.id, p ? Action::Resize : Action::Preempt,
-				       r.gpus, std::string());
-		d.slot = (std::ptrdiff_t)it->second;
-		if (p)
-			d.placement = std::move(*p);
-	}
+	for (it = first; it != last; ++it)
+		if (Decision *d = take_back_one(free, *jobs[it->second], plan))
+			d->slot = (std::ptrdiff_t)it->second;
+}
+
+/* Running job R takes its GPUs back from FREE, or, where a job ranked
+ * before it took them, is moved elsewhere (Resize) or preempted. */
+Decision *QueuePolicy::take_back_one(FreeMap &free, const Job &r, Plan &plan)
+{
+	if (free.take(r.placement))
+		return nullptr;
+	std::optional<Placement> p = free.place(r.gpus, opt_.placement);
+	if (p && *p == r.placement)
+		return nullptr;
+	Decision &d = plan.add(r.id, p ? Action::Resize : Action::Preempt,
+			       r.gpus, std::string());
+	if (p)
+		d.placement = std::move(*p);
+	return &d;
 }
 
 } /* namespace tidal */

@@ -172,19 +172,9 @@ void QueuePolicy::take_back_indexed(std::size_t from, std::size_t to,
 	if (!behind_sorted_)
 		std::sort(first, last, QueueKeyLess());
 	for (auto it = first; it != last; ++it) {
-		const Job &r = *it->job;
 		it->entry->behind = 0;
-		if (free.take(r.placement))
-			continue;
-		std::optional<Placement> p = free.place(r.gpus, opt_.placement);
-		if (p && *p == r.placement)
-			continue;
-		Decision &d = plan.add(r.id, p ? Action::Resize : Action::Preempt,
-				       r.gpus, std::string());
-		if (p) {
-			mark_dirty(*p);
-			d.placement = std::move(*p);
-		}
+		if (Decision *d = take_back_one(free, *it->job, plan))
+			mark_dirty(d->placement);
 	}
 }
 

@@ -8,6 +8,11 @@
 # writes new inputs to a scratch directory, so the committed corpus stays as
 # it is.  A crash leaves its reproducer under build-fuzz/crashes/<target>/.
 # One line per target: ok or FAILED, the executions, the seconds, the rate.
+#
+#   FUZZ_TIMEOUT=S  an input running longer than S wall seconds is a
+#                   failure (default 10); raise it for a long run niced
+#                   beside other work, where a starved process is slow
+#                   without any input being so.
 set -uo pipefail
 if [ "${1:-}" = --runs ]; then
 	limit=(-runs="$2"); what="$2 runs"; shift 2
@@ -23,7 +28,7 @@ for bin in "$@"; do
 	mkdir -p "$crashes"
 	log=$(dirname "$bin")/$name.log
 	start=$(date +%s)
-	"$bin" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 \
+	"$bin" "${limit[@]}" -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 \
 		-max_len=8192 -artifact_prefix="$crashes/" -print_final_stats=1 \
 		"$scratch" "$seeds" >"$log" 2>&1
 	rc=$?
