@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
 # bench/run.sh BUILD - `make bench`: how tidal-sim's native replay scales.
 #
-# Prints the machine, then one table row per (jobs, policy) of the scale
-# series: synthetic traces (bench/gen_trace.cc, load 0.8) of 10k, 100k and
-# 1M jobs on 2,000 nodes x 8 GPUs, replayed by the `tidal` preset with FIFO
-# and Tiresias.  CPU s is tidal-sim's own cpu_seconds (the replay only, from
-# --json); wall s and peak RSS come from /usr/bin/time (the whole process,
-# trace loading included).  Nothing here passes or fails.
+# Prints the machine, then one table row per (load, jobs, policy) of the
+# scale series: synthetic traces (bench/gen_trace.cc) of 10k, 100k and 1M
+# jobs on 2,000 nodes x 8 GPUs, at load 0.8 (nothing waits long) and 1.2
+# (the queue grows without end), replayed by the `tidal` preset with the
+# queue and elastic baselines.  CPU s is tidal-sim's own cpu_seconds (the
+# replay only, from --json); wall s and peak RSS come from /usr/bin/time
+# (the whole process, trace loading included).  A policy stopped at one
+# size is not run at the larger ones ("skipped").  Nothing here passes or
+# fails.
 #
 #   BENCH_MAX_JOBS=N    leave out traces of more than N jobs (default 1000000)
-#   BENCH_POLICIES=...  comma-separated policies (default fifo,tiresias)
+#   BENCH_POLICIES=...  comma-separated policies (default: fifo, sjf, qssf,
+#                       srtf, srsf, edf, tiresias, elastic-fifo, elastic-edf)
+#   BENCH_LOADS=...     comma-separated offered loads (default 0.8,1.2)
 #   BENCH_RUN_TIMEOUT=S stop a replay after S seconds and print ">S" (default
-#                       240, so that `make bench` stays near 10 minutes)
+#                       120)
+#   BENCH_SCALE_ONLY=1  the scale series alone (not the anchors and the
+#                       elasticflow growth before it)
 #
 # GPL-2.0-or-later.
 set -euo pipefail
@@ -20,12 +27,12 @@ BUILD=${1:-build}
 SIM=$BUILD/tidal-sim
 GEN=$BUILD/gen-trace
 MAX_JOBS=${BENCH_MAX_JOBS:-1000000}
-POLICIES=${BENCH_POLICIES:-fifo,tiresias}
-RUN_TIMEOUT=${BENCH_RUN_TIMEOUT:-240}
+POLICIES=${BENCH_POLICIES:-fifo,sjf,qssf,srtf,srsf,edf,tiresias,elastic-fifo,elastic-edf}
+LOADS=${BENCH_LOADS:-0.8,1.2}
+RUN_TIMEOUT=${BENCH_RUN_TIMEOUT:-120}
 SCALE_JOBS=(10000 100000 1000000)
 NODES=2000
 GPUS_PER_NODE=8
-LOAD=0.8
 SEED=1
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/tidal-bench.XXXXXX")
@@ -84,33 +91,44 @@ run_sim() {
 }
 
 scale_series() {
-	local cluster=$WORK/slurm.conf gpus=$((NODES * GPUS_PER_NODE)) n p
+	local cluster=$WORK/slurm.conf gpus=$((NODES * GPUS_PER_NODE))
+	local load n p
 	write_cluster "$cluster"
-	echo
-	echo "scale: tidal preset, $NODES nodes x $GPUS_PER_NODE GPUs," \
-	     "load $LOAD, seed $SEED"
-	printf '%9s  %-9s %9s %9s %10s %12s\n' jobs policy "cpu s" "wall s" \
-	       "peak MiB" "avg JCT s"
-	for n in "${SCALE_JOBS[@]}"; do
-		[ "$n" -le "$MAX_JOBS" ] || continue
-		"$GEN" "$n" "$gpus" "$LOAD" "$SEED" >"$WORK/trace.csv"
-		for p in ${POLICIES//,/ }; do
-			local cpu wall rss jct
-			read -r cpu wall rss jct < <(run_sim "$cluster" \
-				"$WORK/trace.csv" "$p")
-			printf '%9d  %-9s %9s %9s %10s %12s\n' "$n" "$p" \
-			       "$cpu" "$wall" "$rss" "$jct"
+	for load in ${LOADS//,/ }; do
+		local stopped=" "
+		echo
+		echo "scale: tidal preset, $NODES nodes x $GPUS_PER_NODE GPUs," \
+		     "load $load, seed $SEED"
+		printf '%9s  %-12s %9s %9s %10s %12s\n' jobs policy "cpu s" \
+		       "wall s" "peak MiB" "avg JCT s"
+		for n in "${SCALE_JOBS[@]}"; do
+			[ "$n" -le "$MAX_JOBS" ] || continue
+			"$GEN" "$n" "$gpus" "$load" "$SEED" >"$WORK/trace.csv"
+			for p in ${POLICIES//,/ }; do
+				local cpu wall rss jct
+				if [[ $stopped == *" $p "* ]]; then
+					printf '%9d  %-12s %9s\n' "$n" "$p" skipped
+					continue
+				fi
+				read -r cpu wall rss jct < <(run_sim "$cluster" \
+					"$WORK/trace.csv" "$p")
+				[[ $cpu != ">"* ]] || stopped+="$p "
+				printf '%9d  %-12s %9s %9s %10s %12s\n' "$n" "$p" \
+				       "$cpu" "$wall" "$rss" "$jct"
+			done
+			rm -f "$WORK/trace.csv"
 		done
-		rm -f "$WORK/trace.csv"
 	done
 }
 
 main() {
 	print_machine
-	"$(dirname "$0")/anchors.sh" "$BUILD"
-	echo
-	echo "elasticflow preset growth (bench/elasticflow.sh):"
-	"$(dirname "$0")/elasticflow.sh" "$BUILD"
+	if [ "${BENCH_SCALE_ONLY:-0}" != 1 ]; then
+		"$(dirname "$0")/anchors.sh" "$BUILD"
+		echo
+		echo "elasticflow preset growth (bench/elasticflow.sh):"
+		"$(dirname "$0")/elasticflow.sh" "$BUILD"
+	fi
 	scale_series
 }
 
