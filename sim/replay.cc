@@ -646,12 +646,15 @@ RunResult Replayer::run()
 			/* Nothing to ask: the wake-up, if due, is moot. */
 			if (wake_ <= t)
 				wake_ = kNever;
+			last_changed_nothing_ = false;
 			record_util(t);
 		} else if (boundary) {
 			decide(t);
 			last_decision_ = t;
 		} else {
-			/* Between boundaries jobs still end and free GPUs. */
+			/* Between boundaries jobs still end and free GPUs:
+			 * the next boundary has something new to decide. */
+			last_changed_nothing_ = false;
 			record_util(t);
 		}
 		if (progress_)

@@ -293,6 +293,32 @@ static void test_cycle_never_starts(void **)
 	near(result(r, 2).end, 6);
 }
 
+/* Under a cycle, the last job to arrive waits for one that ends between
+ * two cycles: the replay goes on to the next cycle and starts it there
+ * (the decision at its arrival, t=1, changed nothing and no more arrivals
+ * were to come; cycles count from that decision: 6, 11). */
+static void test_cycle_end_between_ticks(void **)
+{
+	std::string err;
+	auto preset = make_preset("tidal", &err);
+	SimInput in;
+	in.cluster = test::cluster(1, 8);
+	in.trace.path = "hand";
+	in.trace.jobs = {test::job(1, 8, 0, 7), test::job(2, 8, 1, 3)};
+	for (size_t i = 0; i < in.trace.jobs.size(); i++)
+		in.trace.jobs[i].index = i;
+	preset->prepare(in);
+	Params p;
+	p.set("Tidal.RestartOverhead", "0");
+	p.set("Tidal.CycleInterval", "5");
+	RunResult r = preset->run(in, "fifo", p, {}, RunMode::Replay);
+	assert_int_equal(r.jobs.size(), 2);
+	assert_false(result(r, 2).rejected);
+	near(result(r, 1).end, 7);
+	near(result(r, 2).start, 11);
+	near(result(r, 2).end, 14);
+}
+
 /* What a preemption costs live (Tidal.RequeueDelay, Tidal.PreemptRelease),
  * on the SRTF scenario without overhead, where job 2 preempts job 1 at
  * t=10. */
@@ -385,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_profile_speeds),
 		cmocka_unit_test(test_cycle),
 		cmocka_unit_test(test_cycle_never_starts),
+		cmocka_unit_test(test_cycle_end_between_ticks),
 		cmocka_unit_test(test_requeue_delay),
 		cmocka_unit_test(test_preempt_release),
 		cmocka_unit_test(test_policy_names),
