@@ -99,6 +99,14 @@ int FreeMap::next_with(int free, int from) const
 std::optional<Placement> FreeMap::place(int gpus, PlacementScheme scheme,
 					PlaceMode mode)
 {
+	std::optional<Placement> p = fit(gpus, scheme);
+	if (p && mode == PlaceMode::Commit)
+		take(*p);
+	return p;
+}
+
+std::optional<Placement> FreeMap::fit(int gpus, PlacementScheme scheme) const
+{
 	if (gpus <= 0 || gpus > free_total_)
 		return std::nullopt;
 	std::optional<Placement> p;
@@ -122,8 +130,6 @@ std::optional<Placement> FreeMap::place(int gpus, PlacementScheme scheme,
 		p = most_free(gpus);
 		break;
 	}
-	if (p && mode == PlaceMode::Commit)
-		take(*p);
 	return p;
 }
 
@@ -171,6 +177,19 @@ void FreeMap::release(const Placement &p)
 		if (s.node >= 0)
 			set_free(s.node, free_[s.node] + s.gpus);
 		free_total_ += s.gpus;
+	}
+}
+
+void FreeMap::take_free_part(const Placement &p)
+{
+	for (const NodeShare &s : p) {
+		if (s.node >= (int)free_.size() || s.node < -1 || s.gpus <= 0)
+			continue;
+		int g = std::min(s.gpus, s.node >= 0 ? free_[s.node]
+						    : free_total_);
+		if (s.node >= 0)
+			set_free(s.node, free_[s.node] - g);
+		free_total_ -= g;
 	}
 }
 

@@ -63,12 +63,18 @@ public:
 	 * they do not fit (the map is then unchanged). */
 	std::optional<Placement> place(int gpus, PlacementScheme scheme,
 				       PlaceMode mode = PlaceMode::Commit);
+	/* Where place() would put them, on a map that stays as it is. */
+	std::optional<Placement> fit(int gpus, PlacementScheme scheme) const;
 	/* Are these exact shares all free? */
 	bool fits(const Placement &p) const;
 	/* Take these exact shares if all are free.  RET: true if taken. */
 	bool take(const Placement &p, PlaceMode mode = PlaceMode::Commit);
 	/* Give back P, which must have been taken. */
 	void release(const Placement &p);
+	/* Take of P what is free here, node by node (a map that shadows
+	 * another: what the other gave to P is no longer free in this one
+	 * either). */
+	void take_free_part(const Placement &p);
 
 private:
 	std::optional<Placement> consolidated(int gpus) const;

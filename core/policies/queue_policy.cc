@@ -27,6 +27,7 @@ QueueOptions queue_options(const Params &params, QueueOptions d)
 			o.discipline = (Discipline)i;
 	o.preemptive = params.get_bool("Preemptive", d.preemptive);
 	o.replace = params.get_bool("Replace", d.replace);
+	o.moves = params.get_bool("Moves", d.moves);
 	return o;
 }
 
@@ -147,6 +148,17 @@ void QueuePolicy::decide_all(const Snapshot &snap, Plan &plan)
 				chosen[i] = false;
 	}
 
+	/* Preemptive: what no running job holds, where a pending job goes
+	 * first (place_pending). */
+	std::optional<FreeMap> idle;
+	if (opt_.preemptive && !opt_.replace &&
+	    opt_.discipline != Discipline::Quota) {
+		idle.emplace(*snap.cluster);
+		for (const Job *j : cand)
+			if (j->state == JobState::Running)
+				idle->take_free_part(j->placement);
+	}
+
 	bool blocked = false;
 	JobId blocker = 0;
 	int position = 0;
@@ -190,10 +202,19 @@ void QueuePolicy::decide_all(const Snapshot &snap, Plan &plan)
 			continue;
 		}
 		std::optional<Placement> p;
-		if (running && !opt_.replace && free.take(j.placement))
+		bool taken = false; /* its GPUs went to a job ranked above */
+		if (running && !opt_.replace && free.take(j.placement)) {
 			p = j.placement;
-		else
+		} else if (running && !opt_.replace && !opt_.moves) {
+			taken = true;
+		} else if (running) {
 			p = free.place(j.gpus, opt_.placement);
+			if (p && idle)
+				idle->take_free_part(*p);
+		} else {
+			p = place_pending(free, idle ? &*idle : nullptr,
+					  j.gpus);
+		}
 		if (p) {
 			Action a = !running ? Action::Start
 				   : *p == j.placement ? Action::Keep
@@ -202,7 +223,10 @@ void QueuePolicy::decide_all(const Snapshot &snap, Plan &plan)
 			continue;
 		}
 		add(i, running ? Action::Preempt : Action::Hold, j.gpus,
-		    want ? why(j, i, "; " + fmt_fit(j.gpus, free.free_total()))
+		    want ? why(j, i,
+			       taken ? "; its GPUs went to a job ranked above "
+				       "it (Moves=no)"
+				     : "; " + fmt_fit(j.gpus, free.free_total()))
 			 : std::string());
 		if (opt_.discipline == Discipline::Block && !running &&
 		    !blocked) {

@@ -18,7 +18,8 @@
  *
  * Non-preemptive policies rank only pending jobs; running jobs keep their
  * GPUs.  Preemptive ones rank everything and preempt running jobs that lose
- * their place.
+ * their place: a pending job takes GPUs that no running job holds where it
+ * fits in them, and a running job's only where it does not.
  *
  * A replay asks at every event, mostly with one new job or none pending.
  * With Snapshot::changes_only and Snapshot::free, decide() answers from the
@@ -38,6 +39,12 @@
  *   Replace=yes|no        re-place running jobs from an empty cluster at
  *                         every decision (Muri's simulator) instead of
  *                         keeping their nodes.
+ *   Moves=yes|no          a running job whose GPUs went to a job ranked
+ *                         above it moves to other free GPUs at no cost
+ *                         (the simulators that model migration as free)
+ *                         instead of being preempted.  Live, a move is a
+ *                         requeue and a restart, as a preemption is:
+ *                         default no.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -62,6 +69,7 @@ struct QueueOptions {
 	Discipline discipline = Discipline::Skip;
 	bool preemptive = false;
 	bool replace = false;
+	bool moves = false;
 };
 
 /* Read the options above from PARAMS over DEFAULTS. */
@@ -118,10 +126,17 @@ private:
 	void decide_behind(const Snapshot &snap, Plan &plan);
 	/* (pending jobs ranked before it, slot) of a running job */
 	using Behind = std::vector<std::pair<std::size_t, std::size_t>>;
-	void take_back(const Snapshot &snap, FreeMap &free,
+	void take_back(const Snapshot &snap, FreeMap &free, FreeMap &idle,
 		       Behind::iterator first, Behind::iterator last,
 		       Plan &plan);
-	Decision *take_back_one(FreeMap &free, const Job &r, Plan &plan);
+	Decision *take_back_one(FreeMap &free, FreeMap *idle, const Job &r,
+				Plan &plan);
+	/* A pending job's GPUs in a preemptive walk: from IDLE (what no
+	 * running job holds) if it fits there, so that nobody loses GPUs to
+	 * it; else from FREE (IDLE and the GPUs of the running jobs not
+	 * walked yet).  Both maps lose what it takes. */
+	std::optional<Placement> place_pending(FreeMap &free, FreeMap *idle,
+					       int gpus) const;
 	/* Sort SLOTS (indices into snap.jobs, ascending) by ranks_[slot],
 	 * stably. */
 	void sort_by_rank(std::vector<std::size_t> &slots) const;
@@ -130,6 +145,11 @@ private:
 	bool use_index(const Snapshot &snap) const;
 	void decide_pending_indexed(const Snapshot &snap, Plan &plan);
 	void decide_behind_indexed(const Snapshot &snap, Plan &plan);
+	/* Start every pending job in rank order on the caller's free map,
+	 * if each fits there: the preemptive walk's plan, since nobody then
+	 * loses GPUs.  RET false (PLAN as it was) at the first that does
+	 * not fit. */
+	bool start_all_idle(const Snapshot &snap, Plan &plan);
 	/* The running jobs ranked behind FIRST into behind_q_ (not in rank
 	 * order unless ranks never change); each marked behind. */
 	void collect_behind(const Snapshot &snap, const QueueKey &first);
@@ -156,6 +176,7 @@ private:
 	QueueIndex index_;
 	/* Scratch of the indexed walks. */
 	std::optional<FreeMap> walk_free_;
+	std::optional<FreeMap> walk_idle_; /* what no running job holds */
 	std::vector<QueueKey> behind_q_;
 	bool behind_sorted_ = false; /* in rank order (ranks kept ranked) */
 	std::vector<char> dirty_;

@@ -5,8 +5,9 @@
  *
  * The full walk (queue_policy.cc) starts from an empty cluster and visits
  * every job in rank order: a running job takes its own GPUs back, or is
- * moved or preempted if a job ranked before it took them; a pending job is
- * placed on what is left.  Both short walks give exactly its plan, less
+ * moved (Moves=yes) or preempted if a job ranked before it took them; a
+ * pending job is placed on what no running job holds if it fits there,
+ * else on what is left.  Both short walks give exactly its plan, less
  * the Keep and Hold decisions:
  *
  *   not preemptive  running jobs always keep their GPUs, so the map the
@@ -17,8 +18,11 @@
  *   preemptive      every running job ranked before the first pending job
  *                   keeps its GPUs (nothing has been placed yet).  The map
  *                   the first pending job sees is the replay's map plus the
- *                   GPUs of the running jobs ranked behind it ("behind").
- *                   Walk the pending jobs in rank order; after each, the
+ *                   GPUs of the running jobs ranked behind it ("behind");
+ *                   a copy of the replay's map, less what the walk
+ *                   places, is what no running job holds ("idle").
+ *                   Walk the pending jobs in rank order (each on idle
+ *                   where it fits there); after each, the
  *                   behind jobs ranked before the next pending job take
  *                   their GPUs back.  If every one of them can, their order
  *                   among themselves does not matter; if one cannot, those
@@ -108,7 +112,7 @@ void QueuePolicy::decide_behind(const Snapshot &snap, Plan &plan)
 	/* The behind jobs, as (pending jobs ranked before it, slot); the
 	 * replay's map plus their GPUs is what the first pending job
 	 * sees. */
-	FreeMap free = *snap.free;
+	FreeMap free = *snap.free, idle = *snap.free;
 	behind_.clear();
 	for (std::size_t s = 0; s < jobs.size(); s++) {
 		if (jobs[s]->state != JobState::Running ||
@@ -131,7 +135,7 @@ void QueuePolicy::decide_behind(const Snapshot &snap, Plan &plan)
 		const Job &j = *jobs[q];
 		std::optional<Placement> p;
 		if (!blocked) {
-			p = free.place(j.gpus, opt_.placement);
+			p = place_pending(free, &idle, j.gpus);
 			if (p)
 				start(plan, j, q, *p);
 			else if (opt_.discipline == Discipline::Block)
@@ -144,7 +148,7 @@ void QueuePolicy::decide_behind(const Snapshot &snap, Plan &plan)
 		auto last = next;
 		while (last != behind_.end() && last->first == k)
 			++last;
-		take_back(snap, free, next, last, plan);
+		take_back(snap, free, idle, next, last, plan);
 		next = last;
 	}
 }
@@ -154,8 +158,8 @@ void QueuePolicy::decide_behind(const Snapshot &snap, Plan &plan)
  * does not matter; if one cannot, undo and walk them in rank order as the
  * full walk does, moving or preempting those that do not fit. */
 void QueuePolicy::take_back(const Snapshot &snap, FreeMap &free,
-			    Behind::iterator first, Behind::iterator last,
-			    Plan &plan)
+			    FreeMap &idle, Behind::iterator first,
+			    Behind::iterator last, Plan &plan)
 {
 	const std::vector<const Job *> &jobs = snap.jobs;
 	auto it = first;
@@ -169,17 +173,40 @@ void QueuePolicy::take_back(const Snapshot &snap, FreeMap &free,
 		return ranks_[a.second] < ranks_[b.second];
 	});
 	for (it = first; it != last; ++it)
-		if (Decision *d = take_back_one(free, *jobs[it->second], plan))
+		if (Decision *d =
+			    take_back_one(free, &idle, *jobs[it->second], plan))
 			d->slot = (std::ptrdiff_t)it->second;
 }
 
+std::optional<Placement> QueuePolicy::place_pending(FreeMap &free,
+						    FreeMap *idle,
+						    int gpus) const
+{
+	std::optional<Placement> p;
+	if (idle && (p = idle->place(gpus, opt_.placement))) {
+		if (free.take(*p))
+			return p;
+		idle->release(*p); /* IDLE must shadow FREE; if not, FREE decides */
+	}
+	p = free.place(gpus, opt_.placement);
+	if (p && idle)
+		idle->take_free_part(*p);
+	return p;
+}
+
 /* Running job R takes its GPUs back from FREE, or, where a job ranked
- * before it took them, is moved elsewhere (Resize) or preempted. */
-Decision *QueuePolicy::take_back_one(FreeMap &free, const Job &r, Plan &plan)
+ * before it took them, is moved elsewhere (Resize, with Moves=yes: IDLE
+ * loses what it takes) or preempted. */
+Decision *QueuePolicy::take_back_one(FreeMap &free, FreeMap *idle,
+				     const Job &r, Plan &plan)
 {
 	if (free.take(r.placement))
 		return nullptr;
-	std::optional<Placement> p = free.place(r.gpus, opt_.placement);
+	std::optional<Placement> p;
+	if (opt_.moves)
+		p = free.place(r.gpus, opt_.placement);
+	if (p && idle)
+		idle->take_free_part(*p);
 	if (p && *p == r.placement)
 		return nullptr;
 	Decision &d = plan.add(r.id, p ? Action::Resize : Action::Preempt,

@@ -173,21 +173,59 @@ void QueuePolicy::take_back_indexed(std::size_t from, std::size_t to,
 		std::sort(first, last, QueueKeyLess());
 	for (auto it = first; it != last; ++it) {
 		it->entry->behind = 0;
-		if (Decision *d = take_back_one(free, *it->job, plan))
+		if (Decision *d = take_back_one(free, &*walk_idle_, *it->job,
+						plan))
 			mark_dirty(d->placement);
 	}
+}
+
+bool QueuePolicy::start_all_idle(const Snapshot &snap, Plan &plan)
+{
+	const std::size_t before = plan.decisions.size();
+	if (index_.pending.size() == 1) {
+		/* The common case: one arrival, tried on the caller's map
+		 * itself. */
+		const Job &j = *index_.pending.begin()->job;
+		std::optional<Placement> p =
+			snap.free->fit(j.gpus, opt_.placement);
+		if (!p)
+			return false;
+		start_at(plan, j, std::move(*p));
+		return true;
+	}
+	if (!walk_idle_)
+		walk_idle_.emplace(*snap.cluster);
+	FreeMap &idle = *walk_idle_;
+	idle.assign(*snap.free);
+	for (const QueueKey &k : index_.pending) {
+		std::optional<Placement> p = idle.place(k.job->gpus, opt_.placement);
+		if (!p) {
+			plan.decisions.resize(before);
+			return false;
+		}
+		start_at(plan, *k.job, std::move(*p));
+	}
+	return true;
 }
 
 void QueuePolicy::decide_behind_indexed(const Snapshot &snap, Plan &plan)
 {
 	if (index_.pending.empty())
 		return;
+	/* Where every pending job fits in GPUs no running job holds, no
+	 * running job loses its own: the behind jobs need not be looked
+	 * at. */
+	if (start_all_idle(snap, plan))
+		return;
 	const bool single = index_.pending.size() == 1;
 	collect_behind(snap, *index_.pending.begin());
 	if (!walk_free_)
 		walk_free_.emplace(*snap.cluster);
-	FreeMap &free = *walk_free_;
+	if (!walk_idle_)
+		walk_idle_.emplace(*snap.cluster);
+	FreeMap &free = *walk_free_, &idle = *walk_idle_;
 	free.assign(*snap.free);
+	idle.assign(*snap.free);
 	for (const QueueKey &b : behind_q_)
 		free.release(b.job->placement);
 	for (int n : dirty_nodes_)
@@ -203,7 +241,7 @@ void QueuePolicy::decide_behind_indexed(const Snapshot &snap, Plan &plan)
 		const Job &j = *it->job;
 		std::optional<Placement> p;
 		if (!blocked) {
-			p = free.place(j.gpus, opt_.placement);
+			p = place_pending(free, &idle, j.gpus);
 			if (p) {
 				mark_dirty(*p);
 				start_at(plan, j, *p);

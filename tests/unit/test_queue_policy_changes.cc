@@ -125,6 +125,45 @@ static void test_tiresias_preempts_behind(void **)
 	assert_true(p.decisions[0].placement == Placement({{0, 2}}));
 }
 
+/* Tiresias on 2 x 4 GPUs: job 1 (level 1) runs on the whole of n0, n1 is
+ * idle; job 2 (level 0, 4 GPUs) arrives.  It ranks first, but fits in the
+ * GPUs no running job holds: it starts on n1 and job 1 keeps n0 (before,
+ * the walk gave job 2 n0, the lowest node with 4 GPUs once job 1's were
+ * counted free, and moved job 1 to n1 for it). */
+static void test_preempt_only_for_room(void **)
+{
+	Cluster c = cluster(2, 4);
+	FreeMap map(c);
+	std::vector<Job> jobs = {job(1, 4, 0, 1e5), job(2, 4, 1, 100)};
+	run_on(jobs[0], {{0, 4}}, map);
+	jobs[0].attained = 4000;
+	jobs[0].seq = 0;
+	jobs[1].seq = 1;
+	for (const char *moves : {"yes", "no"}) {
+		Params prm;
+		prm.set("Moves", moves);
+		auto pol = make("tiresias", prm);
+		Plan p = pol->decide(snapshot(c, jobs, 1));
+		assert_int_equal(p.decisions.size(), 2);
+		assert_int_equal(p.decisions[0].job, 2);
+		assert_int_equal(p.decisions[0].action, Action::Start);
+		assert_true(p.decisions[0].placement == Placement({{1, 4}}));
+		assert_int_equal(p.decisions[1].job, 1);
+		assert_int_equal(p.decisions[1].action, Action::Keep);
+		assert_same_changes(*pol, snapshot(c, jobs, 1), map);
+	}
+	/* With 8 GPUs asked, job 2 needs job 1's: preempted (Moves=no, the
+	 * default), as there is nowhere else for it. */
+	jobs[1].gpus = 8;
+	auto pol = make("tiresias");
+	Plan p = pol->decide(snapshot(c, jobs, 1));
+	assert_int_equal(p.decisions.size(), 2);
+	assert_int_equal(p.decisions[0].action, Action::Start);
+	assert_int_equal(p.decisions[1].job, 1);
+	assert_int_equal(p.decisions[1].action, Action::Preempt);
+	assert_same_changes(*pol, snapshot(c, jobs, 1), map);
+}
+
 /* A random cluster state: running jobs placed by consolidated placement,
  * the rest pending; ties in submit, duration and deadline on purpose. */
 static void random_case(const Cluster &c, FreeMap &map, std::vector<Job> &jobs)
@@ -164,6 +203,8 @@ static void test_random_against_full_walk(void **)
 				prm.set("Discipline", next(2) ? "skip" : "block");
 			if (next(2))
 				prm.set("Preemptive", next(2) ? "yes" : "no");
+			if (next(2))
+				prm.set("Moves", next(2) ? "yes" : "no");
 			auto pol = make(name, prm);
 			assert_same_changes(*pol, snapshot(c, jobs, 20), map);
 		}
@@ -175,6 +216,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fifo_starts_only),
 		cmocka_unit_test(test_tiresias_preempts_behind),
+		cmocka_unit_test(test_preempt_only_for_room),
 		cmocka_unit_test(test_random_against_full_walk),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

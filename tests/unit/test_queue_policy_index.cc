@@ -112,6 +112,8 @@ static void test_same_replay(void **)
 				prm.set("Preemptive", next(2) ? "yes" : "no");
 			if (next(2))
 				prm.set("Placement", schemes[next(6)]);
+			if (next(3) == 0)
+				prm.set("Moves", "yes");
 			if (next(2))
 				prm.set("Tiresias.Thresholds",
 					next(2) ? "100,400" : "50,150,800");
