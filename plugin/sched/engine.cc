@@ -310,6 +310,9 @@ void Engine::fill_job(const tidal_job_t &b, double now, Job *j,
 		m.attained += m.run_gpus * (m.seen - m.run_start);
 		m.executed += m.seen - m.run_start;
 		m.run_start = 0;
+		/* Requeued: to the back of its queue level (Job::seq), as the
+		 * replay does with a preempted job. */
+		m.seq = ++next_seq_;
 		state_dirty_ = true;
 	}
 	if (running) {

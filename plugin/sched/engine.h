@@ -28,7 +28,8 @@ namespace plugin {
 
 /* What the engine keeps about a job between cycles. */
 struct JobMemo {
-	std::uint64_t seq = 0; /* arrival order, 1-based; 0 = new */
+	std::uint64_t seq = 0; /* order of arrival or of the last requeue,
+				* 1-based; 0 = new */
 	double submit = 0;     /* first submit seen (requeue resets Slurm's) */
 	double attained = 0;   /* GPU-seconds of earlier runs */
 	double executed = 0;   /* seconds of earlier runs */
