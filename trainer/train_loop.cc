@@ -83,6 +83,9 @@ std::string num(double x, int digits = 9)
  * about 1 / (1 - kGradBeta) = 50 steps, bias-corrected. */
 constexpr double kGradBeta = 0.98;
 
+/* Profile mode: how far behind its clock a paced trainer catches up. */
+constexpr double kPaceCatchUp = 1.0;
+
 class Loop {
 public:
 	Loop(const Options &o, const Env &e)
@@ -126,6 +129,7 @@ private:
 	std::vector<float> params_, m_, v_, buf_, x_, y_;
 	uint64_t step_ = 0, samples_ = 0;
 	double iter_s_ = 0; /* profile mode: seconds per iteration */
+	double pace_due_ = 0; /* profile mode: when this step is due to end */
 	std::unique_ptr<StagePacer> pacer_; /* --stage-profile */
 	ColocateTable colocate_;	    /* --colocate */
 	WorkloadKey workload_;		    /* --workload */
@@ -562,11 +566,21 @@ double Loop::step_once(bool &ckpt, bool &stop, double &gns)
 		sync();
 		double t4 = now_s();
 		double iter_s = pack_ ? iter_s_ / pack_->speed() : iter_s_;
-		if (iter_s > 0 && t4 - t0 < iter_s) {
-			std::this_thread::sleep_for(
-				std::chrono::duration<double>(iter_s -
-							      (t4 - t0)));
-			t4 = now_s();
+		if (iter_s > 0) {
+			/* Paced by a clock: step N of this run is due at its
+			 * start + N steps, so that a step the machine made late
+			 * is made up by the next ones (up to kPaceCatchUp s:
+			 * a longer stall is not run off in a burst). */
+			if (pace_due_ <= 0)
+				pace_due_ = t0;
+			pace_due_ = std::max(pace_due_, t4 - kPaceCatchUp) +
+				    iter_s;
+			if (t4 < pace_due_) {
+				std::this_thread::sleep_for(
+					std::chrono::duration<double>(pace_due_ -
+								      t4));
+				t4 = now_s();
+			}
 		}
 		st_[0] += t1 - t0;
 		st_[1] += (t4 - t1) - comm_s;
