@@ -10,7 +10,12 @@
 #   sbatch -J tidal-<id> <the plan's options> work.sh RUN STATE
 #
 # where work.sh is a paced rigid job: it works RUN seconds in all, keeps
-# what it has done in STATE, and after a requeue resumes from there.  When
+# what it has done in STATE, and after a requeue resumes from there.  A job
+# whose options give --train-iters (a trainer job: tidal-sim writes them
+# with --profiles) runs train.sh instead: tidal-launch over tidal-train,
+# one rank per GPU, each step paced by the job's table in PLAN.profiles
+# (tidal-train --profile), with a tidald on every node, so that a resize
+# or a preemption is a real checkpoint, requeue and restart.  When
 # every job has ended, sacct's record of each run goes to OUT:
 #
 #   OUT/slurm_acct.out   sacct -a -D -X --parsable2 -o JobID,JobName,
@@ -32,10 +37,14 @@
 # every job ran to its end; 1 otherwise (what failed is said); 2 for bad
 # usage.  Needs root (lib.sh).
 #
-# Deadlines are not submitted yet: a plan with one is refused rather than
-# run without it, unless DEADLINES=ignore says that the policy does not
-# read them (fifo, sjf, srtf, tiresias, ...): they then count only in the
-# deadline ratio that tidal-sim --live-result computes from the trace.
+# A deadline goes to sbatch as --deadline (whole seconds: the replay
+# starts on a whole second), unless DEADLINES=ignore says that the policy
+# does not read them (fifo, sjf, srtf, tiresias, ...; tidal-sim --live
+# sets it for them): they then count only in the deadline ratio that
+# tidal-sim --live-result computes from the trace, and Slurm does not
+# cancel a job whose time limit cannot end by its deadline.  A job the
+# policy rejects is cancelled (RejectAction=cancel, unless TIDAL_CONF
+# says otherwise) and counts as rejected.
 #
 # GPL-2.0-or-later.
 set -u
@@ -68,16 +77,34 @@ esac
 [ -f "$PLAN" ] || die "$PLAN: no such plan"
 head -n 2 "$PLAN" | tail -n 1 | grep -q $'^at\tname\toptions\trun\tdeadline$' ||
 	die "$PLAN: not a tidal-sim --submit-plan (its second line must be the header 'at name options run deadline', tab-separated)"
-bad=$(awk -F'\t' 'NR > 2 && $5 != "-" { print NR; exit }' "$PLAN")
-[ -z "$bad" ] || [ "${DEADLINES:-}" = ignore ] ||
-	die "$PLAN:$bad: the job has a deadline; sim_live.sh does not submit deadlines yet, and replaying without them would not be the same input (DEADLINES=ignore, for a policy that does not read them)"
+case ${DEADLINES:-submit} in
+submit | ignore) ;;
+*) die "DEADLINES='$DEADLINES': must be submit (the default) or ignore" ;;
+esac
 jobs=$(awk 'NR > 2' "$PLAN" | wc -l)
 [ "$jobs" -gt 0 ] || die "$PLAN: no jobs"
+# Trainer jobs: their tables beside the plan, and the node side built.
+trainers=$(awk -F'\t' 'NR > 2 && $3 ~ /--train-iters=/' "$PLAN" | wc -l)
+PROFILES=$PLAN.profiles
+if [ "$trainers" -gt 0 ]; then
+	[ -d "$PROFILES" ] || die "$PLAN: $trainers trainer job(s) but no tables in $PROFILES (tidal-sim --submit-plan with --profiles writes them)"
+	for b in tidald tidal-launch tidal-train; do
+		[ -x "$BUILD_ABS/$b" ] || die "$BUILD/$b is not built: the plan's $trainers trainer job(s) need it (make node)"
+	done
+fi
+grep -qi '^RejectAction=' <<<"$CONF" || CONF="$CONF
+RejectAction=cancel"
 
 # lib.sh skips (exit 0) where it cannot run; here that is a failure.
 why=$(skip_unless_runnable | head -n 1)
 [ -z "$why" ] || die "cannot run a live cluster here: ${why#*skipped: }"
 cluster_up "$CONF"
+if [ "$trainers" -gt 0 ]; then
+	say "starting a tidald on each of the $(echo $NODES | wc -w) nodes for the $trainers trainer job(s)"
+	for n in $NODES; do start_tidald "$n"; done
+	agents_all_up() { [ "$("$TIDALCTL" -o show nodes 2>/dev/null | grep -c 'Agent=UP')" -eq "$(echo $NODES | wc -w)" ]; }
+	wait_for 60 agents_all_up || die "the node agents did not all register within 60 s (see $T/log/tidald-*.log)"
+fi
 mkdir -p "$OUT/etc" "$OUT/progress" "$OUT/jobs"
 cp "$T/etc/slurm.conf" "$T/etc/gres.conf" "$T/etc/topology.conf" "$OUT/etc/"
 rm -f "$OUT/progress/"*
@@ -101,9 +128,30 @@ wait $!
 save
 EOF
 chmod +x "$OUT/work.sh"
+# train.sh NAME MODEL BATCH ITERS: the trainer job's work, ITERS steps of
+# global batch BATCH, each as long as MODEL's table says at the job's GPU
+# count; a tiny model (it is the pace that counts), checkpoints only when
+# the plugin asks for one (a resize or a preemption, through tidald).
+cat >"$OUT/train.sh" <<EOF
+#!/bin/bash
+runs=$OUT/progress/\$1.runs t0=\$EPOCHREALTIME
+trap 'echo "\$t0 \$EPOCHREALTIME" >>"\$runs"; exit 143' TERM
+"$BUILD_ABS/tidal-launch" --run-dir "$T/tidal-run" -- "$BUILD_ABS/tidal-train" \\
+	--profile "$PROFILES/\$2.csv" --profile-model "\$2" --global-batch "\$3" \\
+	--iters "\$4" --in 8 --hidden 8 --layers 1 --out 1 --ckpt-every 0 \\
+	--log-every 10 &
+wait \$!
+rc=\$?
+echo "\$t0 \$EPOCHREALTIME" >>"\$runs"
+exit \$rc
+EOF
+chmod +x "$OUT/train.sh"
 
-# now_s: seconds since the replay began (EPOCHREALTIME, microseconds).
+# now_s: seconds since the replay began (EPOCHREALTIME, microseconds), on
+# a whole second, which the deadlines count from.
+sleep "$(awk -v t="$EPOCHREALTIME" 'BEGIN { printf "%.6f", 1 - (t - int(t)) }')"
 start=$EPOCHREALTIME
+start_s=${start%.*}
 now_s() { awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }'; }
 progress() {
 	local q
@@ -114,12 +162,22 @@ progress() {
 say "replaying $jobs jobs of $PLAN"
 : >"$OUT/submit.log"
 n=0 last=0 worst=0 failed=0
-while IFS=$'\t' read -r at name options run _; do
+while IFS=$'\t' read -r at name options run deadline; do
 	wait_s=$(awk -v t="$at" -v n="$(now_s)" 'BEGIN { d = t - n; print (d > 0 ? d : 0) }')
 	[ "$wait_s" = 0 ] || sleep "$wait_s"
+	due=()
+	[ "$deadline" = - ] || [ "${DEADLINES:-submit}" = ignore ] ||
+		due=(--deadline="$(date -d "@$((start_s + ${deadline%.*}))" +%Y-%m-%dT%H:%M:%S)")
+	work=("$OUT/work.sh" "$run" "$OUT/progress/$name")
+	if [[ $options == *--train-iters=* ]]; then
+		model=$(sed -n 's/.*--train-model=\([^ ]*\).*/\1/p' <<<"$options")
+		batch=$(sed -n 's/.*--train-batch=\([^ ]*\).*/\1/p' <<<"$options")
+		iters=$(sed -n 's/.*--train-iters=\([^ ]*\).*/\1/p' <<<"$options")
+		work=("$OUT/train.sh" "$name" "$model" "$batch" "$iters")
+	fi
 	# shellcheck disable=SC2086 # the plan's options are words
 	if ! sbatch --parsable -J "$name" -D "$OUT/jobs" -o "$OUT/jobs/%j.out" \
-		$options "$OUT/work.sh" "$run" "$OUT/progress/$name" >"$OUT/jobs/$name.id" 2>"$OUT/jobs/$name.err"; then
+		$options "${due[@]}" "${work[@]}" >"$OUT/jobs/$name.id" 2>"$OUT/jobs/$name.err"; then
 		echo "sim-live: sbatch of $name failed: $(cat "$OUT/jobs/$name.err")" >&2
 		failed=$((failed + 1))
 	fi
@@ -177,7 +235,10 @@ mv "$OUT/slurm_acct.out.tmp" "$OUT/slurm_acct.out"
 		awk -v n="$n" '{ printf "%s\t%s\t%s\n", n, $1, $2 }' "$f"
 	done
 } >"$OUT/work.tsv"
-not_done=$(awk -F'|' 'NR > 1 && $7 != "COMPLETED" && $7 != "REQUEUED" && $7 != "PREEMPTED"' "$OUT/slurm_acct.out")
+# A job the policy rejected is cancelled before it ever starts.
+rejected=$(awk -F'|' 'NR > 1 && $7 ~ /^CANCELLED/ && $8 == ""' "$OUT/slurm_acct.out" | wc -l)
+[ "$rejected" -eq 0 ] || say "$rejected job(s) rejected by the policy (cancelled before they started)"
+not_done=$(awk -F'|' 'NR > 1 && $7 != "COMPLETED" && $7 != "REQUEUED" && $7 != "PREEMPTED" && !($7 ~ /^CANCELLED/ && $8 == "")' "$OUT/slurm_acct.out")
 if [ -n "$not_done" ]; then
 	echo "sim-live: jobs that did not complete:" >&2
 	echo "$not_done" >&2

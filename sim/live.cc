@@ -39,6 +39,45 @@ void compress_time(Trace &t, double speedup)
 	}
 }
 
+bool live_trainer(const Job &j, const ThroughputTable &tables)
+{
+	return !j.model.empty() && j.batch > 0 && j.iterations > 0 &&
+	       tables.row(j.model, j.batch) != nullptr;
+}
+
+long live_step_size(const Trace &t, const ThroughputTable &tables,
+		    double speedup, double max_rate)
+{
+	double fastest = 0;
+	for (const Job &j : t.jobs) {
+		if (!live_trainer(j, tables))
+			continue;
+		/* At any size up to its largest (between two columns it runs
+		 * at a speed between theirs). */
+		const ThroughputRow &r = *tables.row(j.model, j.batch);
+		int cap = j.max_gpus > 0 ? j.max_gpus : j.gpus;
+		for (size_t c = 0; c < r.gpus.size(); c++)
+			if (std::isfinite(r.tput[c]) &&
+			    (r.gpus[c] <= cap || (c > 0 && r.gpus[c - 1] < cap)))
+				fastest = std::max(fastest, r.tput[c]);
+	}
+	return std::max(1L, (long)std::ceil(fastest * speedup / max_rate - 1e-9));
+}
+
+void count_in_steps(Trace &t, const ThroughputTable &tables, long k)
+{
+	if (k <= 1)
+		return;
+	for (Job &j : t.jobs) {
+		if (!live_trainer(j, tables))
+			continue;
+		double steps = std::max(1.0, std::round(j.iterations / k));
+		if (j.iter_time > 0)
+			j.iter_time *= j.iterations / steps;
+		j.iterations = steps;
+	}
+}
+
 void speed_up_profiles(const std::string &src, double speedup,
 		       const std::string &dst)
 {
@@ -102,7 +141,8 @@ static std::string seconds(double s)
 	return b;
 }
 
-void write_submit_plan(std::ostream &out, const SimInput &in)
+void write_submit_plan(std::ostream &out, const SimInput &in,
+		       const ThroughputTable &tables)
 {
 	std::vector<const Job *> order;
 	for (const Job &j : in.trace.jobs)
@@ -122,8 +162,15 @@ void write_submit_plan(std::ostream &out, const SimInput &in)
 		 * be what ends the job. */
 		long limit = (long)std::ceil(run * 1.5 / 60) + 1;
 		out << seconds(j->submit) << "\ttidal-" << j->id << "\t--gpus="
-		    << j->gpus << " -t " << limit << "\t" << seconds(run)
-		    << "\t"
+		    << j->gpus << " -t " << limit;
+		if (j->elastic())
+			out << " --elastic-gpus=" << std::max(j->min_gpus, 1)
+			    << "-" << j->max_gpus;
+		if (live_trainer(*j, tables))
+			out << " --train-model=" << j->model
+			    << " --train-batch=" << j->batch
+			    << " --train-iters=" << (long long)j->iterations;
+		out << "\t" << seconds(run) << "\t"
 		    << (j->deadline != kNoDeadline ? seconds(j->deadline) : "-")
 		    << "\n";
 	}
@@ -194,7 +241,8 @@ RunResult live_result(const std::string &path, const SimInput &in,
 	Csv csv = Csv::load(path, '|');
 	int c_name = csv.need("JobName"), c_sub = csv.need("Submit"),
 	    c_start = csv.need("Start"), c_end = csv.need("End"),
-	    c_alloc = csv.col("AllocTRES"), c_id = csv.need("JobID");
+	    c_alloc = csv.col("AllocTRES"), c_id = csv.need("JobID"),
+	    c_state = csv.col("State");
 	std::unordered_map<JobId, const Job *> by_id;
 	for (const Job &j : in.trace.jobs)
 		by_id.emplace(j.id, &j);
@@ -222,6 +270,12 @@ RunResult live_result(const std::string &path, const SimInput &in,
 		x.submit = std::min(x.submit, sub);
 		bool started = parse_datetime(csv.str(r, c_start), &st);
 		bool ended = parse_datetime(csv.str(r, c_end), &en);
+		/* Cancelled while pending (rejected by the policy): sacct
+		 * gives it the cancel time as Start, and no allocation. */
+		if (c_alloc >= 0 && c_state >= 0 &&
+		    csv.str(r, c_alloc).empty() &&
+		    csv.str(r, c_state).rfind("CANCELLED", 0) == 0)
+			started = ended = false;
 		if (started) {
 			x.runs++;
 			x.start = std::min(x.start, st);

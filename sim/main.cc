@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -555,8 +556,20 @@ void run_live(const Options &o, const SimInput &in, const Preset &preset,
 	std::string nodes;
 	for (size_t i = 1; i <= c.nodes.size(); i++)
 		nodes += (i > 1 ? " n" : "n") + std::to_string(i);
-	std::fprintf(stderr, "tidal-sim: --live: %zu nodes x %d GPUs, %s\n",
-		     c.nodes.size(), per, policy.c_str());
+	/* Deadlines go to sbatch for a policy that admits by them; for the
+	 * others they count in the deadline ratio only (as in the replay,
+	 * where Slurm's cancelling of a job whose time limit cannot end by
+	 * its deadline has no part). */
+	std::string err;
+	std::unique_ptr<Policy> built = make_policy(policy, params, &err);
+	bool deadlines = built && built->admits_by_deadline();
+	bool any = std::any_of(in.trace.jobs.begin(), in.trace.jobs.end(),
+			       [](const Job &j) { return j.has_deadline(); });
+	std::fprintf(stderr, "tidal-sim: --live: %zu nodes x %d GPUs, %s%s\n",
+		     c.nodes.size(), per, policy.c_str(),
+		     any && !deadlines ? " (deadlines not submitted: it does "
+					 "not read them)"
+				       : "");
 	std::fflush(nullptr);
 	pid_t pid = fork();
 	if (pid < 0)
@@ -567,6 +580,7 @@ void run_live(const Options &o, const SimInput &in, const Preset &preset,
 		setenv("NODES", nodes.c_str(), 1);
 		setenv("GPUS_PER_NODE", std::to_string(per).c_str(), 1);
 		setenv("BUILD", build.c_str(), 1);
+		setenv("DEADLINES", deadlines ? "submit" : "ignore", 1);
 		std::string run = o.live + "/run";
 		execlp("bash", "bash", script.c_str(), plan.c_str(), run.c_str(),
 		       conf.c_str(), (char *)nullptr);
@@ -628,12 +642,39 @@ int run(const Options &o)
 	in.cluster = load_cluster(o.cluster);
 	in.trace = load_trace(o.trace, lower(o.trace_format));
 	compress_time(in.trace, o.speedup);
-	if (o.speedup != 1 && !o.profiles.empty()) {
+	/* A live trainer steps at most kLiveMaxStepRate times a second:
+	 * its work is counted in steps of K iterations, and the tables it
+	 * runs by are sped up by SPEEDUP / K. */
+	ThroughputTable tables;
+	double tables_speedup = o.speedup;
+	const bool live_run = !plan.empty() || !o.live_result.empty();
+	if (!o.profiles.empty() && live_run) {
+		std::string err;
+		if (!tables.load_dir(o.profiles, &err))
+			throw InputError("--profiles " + err);
+		long k = live_step_size(in.trace, tables, o.speedup,
+					kLiveMaxStepRate);
+		count_in_steps(in.trace, tables, k);
+		tables_speedup = o.speedup / (double)k;
+		if (k > 1)
+			std::fprintf(stderr,
+				     "tidal-sim: a live trainer's step stands "
+				     "for %ld iterations of the trace (at most "
+				     "%g steps a second)\n",
+				     k, kLiveMaxStepRate);
+	}
+	/* Deadlines in whole seconds: sbatch --deadline's unit (the live
+	 * replay starts on a whole second). */
+	if (live_run)
+		for (Job &j : in.trace.jobs)
+			if (j.deadline != kNoDeadline)
+				j.deadline = std::floor(j.deadline);
+	if (!o.profiles.empty() && (tables_speedup != 1 || !plan.empty())) {
 		/* The tables sped up too, where the plan's live run finds
 		 * them (PLAN.profiles) or in a scratch directory. */
 		in.profiles_path = !plan.empty() ? plan + ".profiles"
 						 : scratch_dir();
-		speed_up_profiles(o.profiles, o.speedup, in.profiles_path);
+		speed_up_profiles(o.profiles, tables_speedup, in.profiles_path);
 	}
 	preset->prepare(in);
 	if (in.trace.skipped > 0) {
@@ -659,7 +700,7 @@ int run(const Options &o)
 	check_unused(in.policy_config, *preset, policies);
 	if (!plan.empty())
 		write_to(plan, "submit plan", [&](std::ostream &out) {
-			write_submit_plan(out, in);
+			write_submit_plan(out, in, tables);
 		});
 	std::string live_record = o.live_result;
 	if (!o.live.empty()) {

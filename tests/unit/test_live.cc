@@ -64,7 +64,7 @@ static void test_plan(void **)
 	SimInput in = input();
 	in.trace.jobs[0].submit = 15; /* out of order: the plan sorts */
 	std::ostringstream out;
-	write_submit_plan(out, in);
+	write_submit_plan(out, in, ThroughputTable());
 	std::string p = out.str();
 	assert_non_null(strstr(p.c_str(), "(3 jobs) on c.conf\n"
 					  "at\tname\toptions\trun\tdeadline\n"
@@ -76,10 +76,63 @@ static void test_plan(void **)
 					  "\t-\n"));
 }
 
+/* A table for model m at batch 64: 10 it/s on 1 GPU, 16 on 2, 30 on 4. */
+static ThroughputTable table()
+{
+	ThroughputTable t;
+	std::string err;
+	assert_true(t.parse_csv("m", "m.csv",
+				"global_batch_size,1,2,4\n64,10,16,30\n", &err));
+	return t;
+}
+
+/* A job whose model and batch have a row is a trainer: its plan line
+ * gives --train-*, and --elastic-gpus when it is elastic; its work counts
+ * in steps small enough for a live trainer to keep the table's pace. */
+static void test_trainer_plan(void **)
+{
+	SimInput in = input();
+	Job &a = in.trace.jobs[0];
+	a.model = "m";
+	a.batch = 64;
+	a.iterations = 1000;
+	a.iter_time = 0.1; /* 100 s, the trace's duration */
+	a.gpus = 2;
+	a.min_gpus = 1;
+	a.max_gpus = 2;
+	Job &c = in.trace.jobs[2];
+	c.model = "other"; /* no table: a paced process */
+	c.batch = 64;
+	ThroughputTable t = table();
+	assert_true(live_trainer(a, t));
+	assert_false(live_trainer(c, t));
+	assert_false(live_trainer(in.trace.jobs[1], t));
+	/* Up to 2 GPUs it runs at most 16 it/s: 10 times faster, 160 a
+	 * second; at most 50 a second takes steps of 4 iterations. */
+	assert_int_equal(live_step_size(in.trace, t, 10, 50), 4);
+	assert_int_equal(live_step_size(in.trace, t, 1, 50), 1);
+	a.max_gpus = 3; /* between two columns: up to the 4-GPU speed */
+	assert_int_equal(live_step_size(in.trace, t, 10, 50), 6);
+	a.max_gpus = 2;
+	count_in_steps(in.trace, t, 4);
+	near(a.iterations, 250);
+	near(a.iter_time, 0.4);
+	near(c.iterations, 30); /* not a trainer: as it was */
+	std::ostringstream out;
+	write_submit_plan(out, in, t);
+	assert_non_null(strstr(out.str().c_str(),
+			       "0.000\ttidal-1\t--gpus=2 -t 4 --elastic-gpus=1-2 "
+			       "--train-model=m --train-batch=64 "
+			       "--train-iters=250\t100.000\t-\n"));
+	assert_non_null(strstr(out.str().c_str(),
+			       "20.000\ttidal-3\t--gpus=2 -t 2\t30.000\t-\n"));
+}
+
 static const char *kHead = "JobID|JobName|Submit|Start|End|State|AllocTRES\n";
 
-/* Job 1 requeued once (two runs, -D), job 3 never started; a step row
- * and a job not of ours are ignored. */
+/* Job 1 requeued once (two runs, -D), job 3 cancelled while pending (a
+ * rejection: sacct gives it a Start, but no allocation); a step row and a
+ * job not of ours are ignored. */
 static void test_live_result(void **)
 {
 	SimInput in = input();
@@ -92,8 +145,8 @@ static void test_live_result(void **)
 		"2026-02-01T00:02:00|COMPLETED|\n"
 		"41|tidal-2|2026-02-01T00:00:16|2026-02-01T00:00:16|"
 		"2026-02-01T00:01:16|COMPLETED|gres/gpu=8\n"
-		"42|tidal-3|2026-02-01T00:00:25|Unknown|2026-02-01T00:03:00|"
-		"CANCELLED by 0|\n"
+		"42|tidal-3|2026-02-01T00:00:25|2026-02-01T00:00:26|"
+		"2026-02-01T00:00:26|CANCELLED by 0|\n"
 		"43|other|2026-02-01T00:00:00|2026-02-01T00:00:00|"
 		"2026-02-01T00:00:01|COMPLETED|gres/gpu=1\n");
 	RunResult r = live_result(path, in, "live:fifo");
@@ -266,6 +319,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_compress),
 		cmocka_unit_test(test_plan),
+		cmocka_unit_test(test_trainer_plan),
 		cmocka_unit_test(test_live_result),
 		cmocka_unit_test(test_live_work_times),
 		cmocka_unit_test(test_live_errors),
