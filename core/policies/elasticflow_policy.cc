@@ -6,7 +6,9 @@
  *
  *   1. each job that has not been admitted yet (pending, never started)
  *      is tested alone against the admitted jobs, in submission order:
- *      all of them are re-planned in deadline order from a free cluster;
+ *      all of them are re-planned in deadline order from a free cluster
+ *      (an admitted job that can no longer meet its deadline counts as
+ *      best-effort there, so that it does not refuse every job after it);
  *      if any plan misses its deadline the job is rejected, with a reason
  *      naming its deadline, the GPU-time it needs and what the cluster can
  *      offer it (best-effort jobs are admitted without a deadline);
@@ -176,6 +178,20 @@ void ElasticFlowPolicy::admit_new(std::vector<Item> &items, const EfEnv &env,
 	for (size_t i = 0; i < items.size(); i++)
 		if (admitted_.count(items[i].job->id))
 			base.push_back((int)i);
+	/* An admitted job that can no longer meet its deadline (it ran
+	 * slower than its profile, or started late) no longer counts
+	 * against new jobs: it is tested as best-effort, the first that
+	 * fails at a time, so that one late job does not refuse every job
+	 * after it. */
+	for (size_t tries = 0; tries < base.size(); tries++) {
+		std::vector<int> order = base;
+		by_deadline(order, es);
+		EfTimeline f;
+		EfAdmission r = ef_admit(es, order, env, f);
+		if (r.ok)
+			break;
+		es[order[r.failed]].view.deadline = kNoDeadlineSlot;
+	}
 	for (size_t i = 0; i < items.size(); i++) {
 		const Job &j = *items[i].job;
 		if (admitted_.count(j.id))

@@ -297,6 +297,44 @@ static void test_policy_rejects(void **)
 	fs::remove_all(dir);
 }
 
+/* An admitted job that can no longer meet its deadline (A: it made no
+ * progress in 50 s, 25 s of work left at 4 GPUs, due at 60) does not make
+ * every later job fail admission: B, which fits after A, is admitted. */
+static void test_late_job_admits_others(void **)
+{
+	namespace fs = std::filesystem;
+	fs::path dir = linear_profiles("tidal-ef-late");
+	Params params;
+	params.set("ElasticFlow.Profiles", dir.string());
+	params.set("ElasticFlow.Slot", "10");
+	std::string err;
+	auto pol = make_policy("elasticflow", params, &err);
+	assert_non_null(pol.get());
+	Cluster c = four_gpu_node();
+	Job a = pending_job(1, 100, 60);
+	Snapshot snap;
+	snap.cluster = &c;
+	snap.jobs = {&a};
+	Plan plan = pol->decide(snap);
+	assert_int_equal((int)plan.find(1)->action, (int)Action::Start);
+	a.state = JobState::Running;
+	a.alloc = 4;
+	a.placement = plan.find(1)->placement;
+	Job b = pending_job(2, 10, 200);
+	snap.now = 50;
+	snap.jobs = {&a, &b};
+	plan = pol->decide(snap);
+	const Decision *db = plan.find(2);
+	assert_non_null(db);
+	assert_int_not_equal((int)db->action, (int)Action::Reject);
+	/* A job that does not fit by its own deadline is still refused. */
+	Job x = pending_job(3, 1000, 100);
+	snap.jobs = {&a, &b, &x};
+	plan = pol->decide(snap);
+	assert_int_equal((int)plan.find(3)->action, (int)Action::Reject);
+	fs::remove_all(dir);
+}
+
 /* Jobs it cannot plan: a pending one is rejected naming what it lacks
  * (never held forever with an empty model name); a running one is held,
  * which changes nothing in slurmctld. */
@@ -358,6 +396,7 @@ int main(void)
 		cmocka_unit_test(test_buddy_switches),
 		cmocka_unit_test(test_policy_rejects),
 		cmocka_unit_test(test_policy_rejects_unplannable),
+		cmocka_unit_test(test_late_job_admits_others),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
