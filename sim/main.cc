@@ -553,6 +553,10 @@ void run_live(const Options &o, const SimInput &in, const Preset &preset,
 	for (const auto &[k, v] : params.items())
 		if (k.rfind("tidal.", 0) != 0 && k != "policyconfig.json")
 			conf += k + "=" + v + "\n";
+	/* The tables the replay counts every job's time by (the tidal
+	 * preset), for the live policy too. */
+	if (!in.profiles_path.empty())
+		conf += "Profiles=" + in.profiles_path + "\n";
 	std::string nodes;
 	for (size_t i = 1; i <= c.nodes.size(); i++)
 		nodes += (i > 1 ? " n" : "n") + std::to_string(i);

@@ -146,6 +146,7 @@ static int _start(job_record_t *job_ptr, bitstr_t *ok, job_record_t *partner,
 		return rc;
 	}
 	last_job_update = time(NULL);
+	tidal_engine_started(job_ptr->job_id, tidal_now());
 	tidal_account_started(job_ptr);
 	if (partner && !tidal_share_with(job_ptr, partner))
 		error("sched/tidal: %pJ was to share the GPUs of %pJ, and "

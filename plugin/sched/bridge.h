@@ -159,6 +159,9 @@ int tidal_engine_admits_by_deadline(void);
  * *MSG (malloc'd) saying why; nothing thrown. */
 int tidal_engine_decide(const tidal_snap_t *snap, tidal_plan_t *plan,
 			char **msg);
+/* JOB's run began at WHEN (tidal_now(): sched/tidal started it), which
+ * Slurm records in whole seconds only: its service counts from WHEN. */
+void tidal_engine_started(uint32_t job, double when);
 void tidal_plan_free(tidal_plan_t *plan);
 void tidal_engine_apply_conf(tidal_apply_conf_t *conf);
 /* The engine's part of the plugin state: lines (malloc'd), see state.c;
@@ -282,6 +285,9 @@ void tidal_cycle_wake(void);
 
 /* ---- snapshot.c / apply.c (Slurm side) ---- */
 
+/* Now, to the microsecond where time() is the wall clock (in slurmctld;
+ * under tests/emu's own clock, its whole seconds). */
+double tidal_now(void);
 /* Fill SNAP from slurmctld; caller holds the job, node and part locks. */
 void tidal_snapshot_take(tidal_snap_t *snap);
 void tidal_snapshot_free(tidal_snap_t *snap);

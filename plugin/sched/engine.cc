@@ -100,6 +100,22 @@ int Engine::configure(const std::string &text, const std::string &origin,
 	auto add = [](std::string *to, const std::string &line) {
 		*to += (to->empty() ? "" : "\n") + line;
 	};
+	/* Profiles=DIR: a bad directory is said and none is used (Slurm's
+	 * rule for a bad value). */
+	ThroughputTable profiles;
+	std::string pdir = p.get_str("Profiles", "");
+	if (!pdir.empty()) {
+		std::string err;
+		if (!profiles.load_dir(pdir, &err)) {
+			add(msg, p.pair_of("Profiles") + ": " + err +
+					 "; no profiles used");
+			profiles = ThroughputTable();
+		} else {
+			add(msg, "note: " + p.pair_of("Profiles") + ": the tables of " +
+					 std::to_string(profiles.models().size()) +
+					 " models");
+		}
+	}
 	/* A line that is not Key=Value, an unknown policy or an unknown key
 	 * would silently run something else than the administrator wrote:
 	 * refused, like a bad slurm.conf. */
@@ -173,6 +189,7 @@ int Engine::configure(const std::string &text, const std::string &origin,
 	metrics_port_ = metrics_port;
 	metrics_addr_ = metrics_addr;
 	apply_conf_ = ac;
+	profiles_ = std::move(profiles);
 	return 0;
 }
 
@@ -253,6 +270,7 @@ bool Engine::state_line(const std::string &line)
 			&id, &seq, &m.submit, &m.attained, &m.executed,
 			&m.run_start, &m.run_gpus, &m.seen) == 8) {
 		m.seq = seq;
+		m.run_exact = m.run_start; /* to the second, as saved */
 		memo_[id] = m;
 		state_dirty_ = true;
 		return true;
@@ -307,8 +325,8 @@ void Engine::fill_job(const tidal_job_t &b, double now, Job *j,
 	}
 	bool running = b.state == TIDAL_JOB_RUNNING;
 	if (!running && m.run_start > 0) { /* it stopped since last cycle */
-		m.attained += m.run_gpus * (m.seen - m.run_start);
-		m.executed += m.seen - m.run_start;
+		m.attained += m.run_gpus * (m.seen - m.run_exact);
+		m.executed += m.seen - m.run_exact;
 		m.run_start = 0;
 		/* Requeued: to the back of its queue level (Job::seq), as the
 		 * replay does with a preempted job. */
@@ -319,6 +337,12 @@ void Engine::fill_job(const tidal_job_t &b, double now, Job *j,
 		if (m.run_start != b.start || m.run_gpus != b.gpus)
 			state_dirty_ = true;
 		m.run_start = b.start;
+		/* Slurm's start is a whole second; sched/tidal's own start
+		 * of this run, if it made it, is that second to the
+		 * microsecond. */
+		m.run_exact = m.started_at >= b.start && m.started_at < b.start + 1
+				      ? m.started_at
+				      : b.start;
 		m.run_gpus = b.gpus;
 	}
 	m.seen = now;
@@ -346,7 +370,7 @@ void Engine::fill_job(const tidal_job_t &b, double now, Job *j,
 	j->iter_time = limit / j->iterations;
 	j->iterations_known = b.iters > 0;
 	j->time_known = b.time_limit > 0;
-	double ran = running ? now - b.start : 0;
+	double ran = running ? std::max(0.0, now - m.run_exact) : 0;
 	j->executed = m.executed + ran;
 	j->attained = m.attained + (running ? b.gpus * ran : 0);
 	j->remaining = std::max(0.0, j->iterations - j->executed / j->iter_time);
@@ -386,10 +410,22 @@ void Engine::fill_job(const tidal_job_t &b, double now, Job *j,
 		j->time_known = true;
 		j->stages = {p.stages[0], p.stages[1], p.stages[2]};
 	}
+	/* Not measured: a job whose model and batch have a row in Profiles
+	 * runs as fast as its table says at the GPUs it asks for, which is
+	 * a better guess than its time limit. */
+	if (!j->measured && b.iters > 0 && b.batch > 0 && b.model) {
+		const ThroughputRow *row = profiles_.row(b.model, b.batch);
+		double v = row ? row->paced(b.gpus) : NAN;
+		if (std::isfinite(v) && v > 0) {
+			j->iter_time = 1 / v;
+			j->remaining = std::max(0.0, b.iters - j->executed * v);
+			j->time_known = true;
+		}
+	}
 	j->seq = m.seq;
 	j->state = running ? JobState::Running : JobState::Pending;
 	if (running) {
-		j->start = b.start;
+		j->start = m.run_exact;
 		for (int i = 0; i < b.n_alloc; i++) {
 			j->placement.push_back({b.alloc_node[i], b.alloc_gpus[i]});
 			j->alloc += b.alloc_gpus[i];
@@ -505,6 +541,14 @@ static void copy_decision(const Decision &d, tidal_decision_t *o)
 			d.action == Action::Preempt;
 	std::snprintf(o->reason, sizeof(o->reason), "%s",
 		      to_slurm ? d.reason.c_str() : d.reason.c_str());
+}
+
+void Engine::started(std::uint32_t id, double when)
+{
+	std::lock_guard<std::mutex> g(mu_);
+	auto it = memo_.find(id);
+	if (it != memo_.end())
+		it->second.started_at = when;
 }
 
 int Engine::decide(const tidal_snap_t &s, tidal_plan_t *out)
@@ -814,6 +858,14 @@ extern "C" int tidal_engine_decide(const tidal_snap_t *snap,
 	}
 	tidal_plan_free(plan);
 	return -1;
+}
+
+extern "C" void tidal_engine_started(uint32_t job, double when)
+{
+	guarded(0, [&] {
+		engine().started(job, when);
+		return 0;
+	});
 }
 
 extern "C" void tidal_plan_free(tidal_plan_t *plan)

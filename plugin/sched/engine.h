@@ -19,6 +19,7 @@
 #include "core/model/params.h"
 #include "core/model/plan.h"
 #include "core/model/policy.h"
+#include "core/profiles/throughput_table.h"
 #include "plugin/sched/agents.h"
 #include "plugin/sched/bridge.h"
 #include "proto/defaults.h"
@@ -34,6 +35,8 @@ struct JobMemo {
 	double attained = 0;   /* GPU-seconds of earlier runs */
 	double executed = 0;   /* seconds of earlier runs */
 	double run_start = 0;  /* start of the run seen last cycle, 0 = none */
+	double run_exact = 0;  /* the same to the microsecond, where known */
+	double started_at = 0; /* when sched/tidal last started it (exact) */
 	int run_gpus = 0;
 	double seen = 0;       /* snapshot time it was last seen */
 	/* Counted in tidal_admissions_total: 0 not yet, 1 admitted, 2
@@ -80,6 +83,8 @@ public:
 	int configure(const std::string &text, const std::string &origin,
 		      std::string *msg);
 	int decide(const tidal_snap_t &s, tidal_plan_t *out);
+	/* Job ID's run began at WHEN (tidal_engine_started). */
+	void started(std::uint32_t id, double when);
 	/* A tidalctl request (one JSON object) from UID; RET the reply, one
 	 * JSON object.  ADMIN: root or SlurmUser.  PRIVATE_JOBS: non-admins
 	 * see only their own jobs (PrivateData=jobs).  *REFUSED: why a
@@ -173,6 +178,8 @@ private:
 	/* SIGUSR1, 30 s, hold, AdminComment */
 	tidal_apply_conf_t apply_conf_ = {10, 30, 0, TIDAL_ACCT_ADMIN, ""};
 	std::vector<std::string> node_names_;
+	/* Profiles=DIR: a pending job's speed from its table (fill_job). */
+	ThroughputTable profiles_;
 	std::unordered_map<std::uint32_t, JobMemo> memo_;
 	std::uint64_t next_seq_ = 0;
 	std::uint64_t dumped_serial_ = 0; /* policy's state_serial() */

@@ -1156,12 +1156,24 @@ extern int tidal_snapshot_resv_jobs(const uint32_t **ids)
 	return n_resv_jobs;
 }
 
+extern double tidal_now(void)
+{
+	struct timespec ts;
+	time_t now = time(NULL);
+
+	if (clock_gettime(CLOCK_REALTIME, &ts) == 0 && ts.tv_sec == now)
+		return (double)now + ts.tv_nsec / 1e9;
+	return (double)now;
+}
+
 extern void tidal_snapshot_take(tidal_snap_t *snap)
 {
 	time_t now = time(NULL);
 
 	memset(snap, 0, sizeof(*snap));
-	snap->now = (double)now;
+	/* The policies' clock, to the microsecond: a deadline's plan and a
+	 * job's service in whole seconds would be a second off at times. */
+	snap->now = tidal_now();
 	tidal_share_refresh();
 	tidal_share_limits(&snap->share_jobs_per_gpu,
 			   &snap->share_gpus_per_node);

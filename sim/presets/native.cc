@@ -26,7 +26,8 @@
  * --profiles, a job whose model and batch have a table runs at its speed
  * there (ThroughputRow::paced: what tidal-train --profile paces by, and
  * what those policies plan with; with --speedup, tables sped up as the
- * trace, live.h); others, and GPU counts outside the table, scale
+ * trace, live.h), and every policy counts its time by it, as sched/tidal
+ * does with Profiles=; others, and GPU counts outside the table, scale
  * linearly.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
@@ -79,6 +80,16 @@ public:
 				/* Only a duration: one iteration a second. */
 				j.iterations = j.duration;
 				j.iter_time = 1;
+			}
+			/* With a table: what the policies know of its speed
+			 * is the table's at its GPUs, as sched/tidal's with
+			 * Profiles= (and what it runs at: run()). */
+			const ThroughputRow *row =
+				table_.row(j.model, j.batch);
+			double v = row ? row->paced(j.gpus) : NAN;
+			if (j.iterations > 0 && std::isfinite(v) && v > 0) {
+				j.iter_time = 1 / v;
+				j.duration = j.iterations / v;
 			}
 		}
 	}

@@ -41,6 +41,19 @@ job 3 1 deadline=+3600 train-model=bert train-batch=64 train-iters=100
 job 4 1 elastic=1-8 deadline=+3600 train-model=demo train-batch=64 train-iters=1000
 cycle
 EOF
+# With Profiles=, a pending job's --train-* work counts at its table's
+# speed, not for its whole time limit: elastic-edf admits job 1 (1000
+# iterations at 8 it/s, 125 s on 1 GPU, 31 s on its 4), whose 60-minute
+# limit alone would miss its deadline, as it does for job 3.
+cat >"$PROFILES/prof.jobs" <<EOF
+nodes 4 8
+conf Policy=elastic-edf Profiles=$PROFILES
+job 1 1 elastic=1-4 deadline=+600 limit=60 train-model=demo train-batch=64 train-iters=1000
+job 2 1 elastic=1-4 deadline=+600 limit=60 train-model=demo train-batch=64 train-iters=100000
+job 3 1 elastic=1-4 deadline=+600 limit=60
+cycle
+EOF
+PROF_OUT=$("$EMU" "$PROFILES/prof.jobs" 2>&1) || { fail "prof.jobs: tidal-emu failed"; echo "$PROF_OUT"; }
 OUT=$("$EMU" "$PROFILES/ef.jobs" 2>&1) || { fail "ef.jobs: tidal-emu failed"; echo "$OUT"; }
 rm -rf "$PROFILES"
 expect 1 '^job 1 PENDING .*reason=TidalReject: elasticflow cannot plan this job without its throughput profile and its iterations: no --train-model, no --train-batch, no --train-iters$' \
@@ -51,4 +64,10 @@ expect 1 '^job 3 PENDING .*reason=TidalReject: .*no throughput table for --train
 	"elasticflow, a model without a table: rejected naming the tables"
 expect 1 '^job 4 RUNNING ' "a job with its profile and iterations runs"
 if echo "$OUT" | grep -q 'profile for  at'; then fail "a Reason with an empty model name"; else pass "no Reason with an empty model name"; fi
+OUT=$PROF_OUT
+expect 1 '^job 1 RUNNING gpus=4 ' "Profiles=: --train-* work counted by its table, admitted and run"
+expect 1 '^job 2 PENDING .*reason=TidalReject: elastic-edf: deadline in 600 s; infeasible: needs 3125 s at 4 GPUs$' \
+	"... and the table's time is what an infeasible one is refused with"
+expect 1 '^job 3 PENDING .*reason=TidalReject: elastic-edf: deadline in 600 s; infeasible: needs 900 s at 4 GPUs$' \
+	"without --train-*, its time limit counts, as before"
 finish
