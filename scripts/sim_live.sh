@@ -132,11 +132,20 @@ chmod +x "$OUT/work.sh"
 # global batch BATCH, each as long as MODEL's table says at the job's GPU
 # count; a tiny model (it is the pace that counts), checkpoints only when
 # the plugin asks for one (a resize or a preemption, through tidald).
+# One tidal-launch per node: srun starts them on a job of several nodes,
+# one task per node of this run, each with the GPUs the run holds there
+# (a step gets all of the job's GRES; sbatch's --gpus of the first run is
+# not the step's).
 cat >"$OUT/train.sh" <<EOF
 #!/bin/bash
 runs=$OUT/progress/\$1.runs t0=\$EPOCHREALTIME
 trap 'echo "\$t0 \$EPOCHREALTIME" >>"\$runs"; exit 143' TERM
-"$BUILD_ABS/tidal-launch" --run-dir "$T/tidal-run" -- "$BUILD_ABS/tidal-train" \\
+launch=("$BUILD_ABS/tidal-launch" --run-dir "$T/tidal-run")
+if [ "\${SLURM_JOB_NUM_NODES:-1}" -gt 1 ]; then
+	unset SLURM_GPUS SLURM_GPUS_PER_NODE SLURM_TRES_PER_TASK
+	launch=(srun --ntasks="\$SLURM_JOB_NUM_NODES" --ntasks-per-node=1 "\${launch[@]}")
+fi
+"\${launch[@]}" -- "$BUILD_ABS/tidal-train" \\
 	--profile "$PROFILES/\$2.csv" --profile-model "\$2" --global-batch "\$3" \\
 	--iters "\$4" --in 8 --hidden 8 --layers 1 --out 1 --ckpt-every 0 \\
 	--log-every 10 &
