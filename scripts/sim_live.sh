@@ -100,6 +100,12 @@ why=$(skip_unless_runnable | head -n 1)
 [ -z "$why" ] || die "cannot run a live cluster here: ${why#*skipped: }"
 cluster_up "$CONF"
 if [ "$trainers" -gt 0 ]; then
+	# Each trainer job's rendezvous store takes a port of its own, by job
+	# id, from the 500 past this cluster's block of ports (sbatch passes
+	# TIDAL_STORE_PORTS on): lib.sh's ten are too few for a replay's many
+	# jobs at once, all of them on 127.0.0.1.
+	store_lo=$((PORT_CTL + 20 + $(echo $NODES | wc -w)))
+	export TIDAL_STORE_PORTS="$store_lo-$((store_lo + 499))"
 	say "starting a tidald on each of the $(echo $NODES | wc -w) nodes for the $trainers trainer job(s)"
 	for n in $NODES; do start_tidald "$n"; done
 	agents_all_up() { [ "$("$TIDALCTL" -o show nodes 2>/dev/null | grep -c 'Agent=UP')" -eq "$(echo $NODES | wc -w)" ]; }
@@ -170,13 +176,23 @@ progress() {
 
 say "replaying $jobs jobs of $PLAN"
 : >"$OUT/submit.log"
-n=0 last=0 worst=0 failed=0
+n=0 last=0 subs=()
 while IFS=$'\t' read -r at name options run deadline; do
 	wait_s=$(awk -v t="$at" -v n="$(now_s)" 'BEGIN { d = t - n; print (d > 0 ? d : 0) }')
 	[ "$wait_s" = 0 ] || sleep "$wait_s"
 	due=()
-	[ "$deadline" = - ] || [ "${DEADLINES:-submit}" = ignore ] ||
+	if [ "$deadline" != - ] && [ "${DEADLINES:-submit}" != ignore ]; then
 		due=(--deadline="$(date -d "@$((start_s + ${deadline%.*}))" +%Y-%m-%dT%H:%M:%S)")
+		# Slurm 24.11 refuses a deadline its time limit ends after,
+		# and a limit is whole minutes: a trainer job (its time is
+		# its table's, Profiles=) or one whose limit does not fit goes
+		# without one.
+		limit=$(sed -n 's/.*-t \([0-9]*\).*/\1/p' <<<"$options")
+		if [[ $options == *--train-iters=* ]] ||
+			awk -v a="$at" -v d="$deadline" -v l="${limit:-0}" 'BEGIN { exit !(d - a < l * 60) }'; then
+			options=$(sed 's/-t [0-9]* *//' <<<"$options")
+		fi
+	fi
 	work=("$OUT/work.sh" "$run" "$OUT/progress/$name")
 	if [[ $options == *--train-iters=* ]]; then
 		model=$(sed -n 's/.*--train-model=\([^ ]*\).*/\1/p' <<<"$options")
@@ -184,21 +200,29 @@ while IFS=$'\t' read -r at name options run deadline; do
 		iters=$(sed -n 's/.*--train-iters=\([^ ]*\).*/\1/p' <<<"$options")
 		work=("$OUT/train.sh" "$name" "$model" "$batch" "$iters")
 	fi
+	# In the background: a slow sbatch (slurmctld busy) must not hold up
+	# the submissions due after it.
 	# shellcheck disable=SC2086 # the plan's options are words
-	if ! sbatch --parsable -J "$name" -D "$OUT/jobs" -o "$OUT/jobs/%j.out" \
-		$options "${due[@]}" "${work[@]}" >"$OUT/jobs/$name.id" 2>"$OUT/jobs/$name.err"; then
-		echo "sim-live: sbatch of $name failed: $(cat "$OUT/jobs/$name.err")" >&2
-		failed=$((failed + 1))
-	fi
-	got=$(now_s)
-	printf '%s\t%s\t%s\n' "$name" "$at" "$got" >>"$OUT/submit.log"
-	worst=$(awk -v w="$worst" -v a="$at" -v g="$got" 'BEGIN { d = g - a; print (d > w ? d : w) }')
+	(
+		if sbatch --parsable -J "$name" -D "$OUT/jobs" -o "$OUT/jobs/%j.out" \
+			$options "${due[@]}" "${work[@]}" >"$OUT/jobs/$name.id" 2>"$OUT/jobs/$name.err"; then
+			printf '%s\t%s\t%s\n' "$name" "$at" "$(now_s)" >>"$OUT/submit.log"
+		else
+			echo "sim-live: sbatch of $name failed: $(cat "$OUT/jobs/$name.err")" >&2
+			: >"$OUT/jobs/$name.failed"
+		fi
+	) &
+	subs+=($!)
 	n=$((n + 1))
+	got=$(now_s)
 	if [ "$(printf '%.0f' "$got")" -ge $((last + PROGRESS)) ]; then
 		last=$(printf '%.0f' "$got")
 		progress "submitted $n of $jobs"
 	fi
 done < <(awk 'NR > 2' "$PLAN")
+wait "${subs[@]}"
+failed=$(find "$OUT/jobs" -name '*.failed' | wc -l)
+worst=$(awk -F'\t' '{ d = $3 - $2; if (d > w) w = d } END { printf "%.3f", w }' "$OUT/submit.log")
 say "all $n submitted; the latest $worst s after its plan time"
 
 ours() { squeue -h -o %j 2>/dev/null | grep -c '^tidal-'; }
