@@ -17,6 +17,15 @@
 # Each script's wall time follows its closing line ("took N s"), and the
 # slowest scripts are listed at the end, so that a tier that grows towards
 # CI's time limit shows where its time goes.
+#
+# A script whose header has the line "# run-scripts: alone" measures
+# timing against a model (a live replay beside tidal-sim's): it runs with
+# no other script of any tier running on this machine (make check runs
+# the two cluster tiers side by side, four loopback clusters on CI's two
+# cores).  Every other script holds a shared lock on QUIET_LOCK
+# (default /tmp/tidal-check-quiet.lock) while it runs, such a script an
+# exclusive one; a turnstile lock beside it lets a waiting "alone" script
+# in before the scripts that come after it.
 # Exits non-zero if any script failed; 2 on bad usage.
 set -uo pipefail
 jobs=1
@@ -36,6 +45,19 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 echo 0 >"$dir/next"
 tier_start=$(date +%s)
+quiet=${QUIET_LOCK:-/tmp/tidal-check-quiet.lock}
+
+# locked SCRIPT: runs SCRIPT under the quiet lock, exclusive for an
+# "alone" script, shared for any other (flock -o: the script and the
+# daemons it starts do not hold the lock themselves).
+locked() {
+	if grep -q '^# run-scripts: alone$' "$1"; then
+		flock -o "$quiet.turn" flock -o "$quiet" bash "$1"
+	else
+		flock "$quiet.turn" true
+		flock -s -o "$quiet" bash "$1"
+	fi
+}
 
 # run_script I: runs the Ith script, writes its result to $dir/result.I
 # ("RC SECONDS PASSED FAILED").
@@ -45,10 +67,10 @@ run_script() {
 	log=$dir/log.$1
 	start=$(date +%s)
 	if [ "$jobs" -eq 1 ]; then
-		bash "$t" 2>&1 | tee "$log"
+		locked "$t" 2>&1 | tee "$log"
 		rc=${PIPESTATUS[0]}
 	else
-		bash "$t" 2>&1 | tee "$log" | sed -u "s/^/$name| /"
+		locked "$t" 2>&1 | tee "$log" | sed -u "s/^/$name| /"
 		rc=${PIPESTATUS[0]}
 	fi
 	secs=$(( $(date +%s) - start ))

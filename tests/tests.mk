@@ -49,7 +49,9 @@ include tests/fuzz/fuzz.mk
 # the end, naming them, after a table of every tier's result and seconds
 # (CI's budget is 90 min).  The two cluster tiers run at the same time
 # (lines prefixed with the tier's name): each waits mostly on its own
-# loopback cluster, on its own ports.  What both build (the plugins for
+# loopback cluster, on its own ports; a script that measures timing
+# against a model runs with no other script running (tests/run-scripts.sh,
+# "run-scripts: alone").  What both build (the plugins for
 # both Slurm versions, the node side) is built once before them
 # (check-cluster-prep), so that the two makes never build the same file.
 CHECK_TIERS := check-emu check-cluster-prep check-cluster+check-cluster-24 \

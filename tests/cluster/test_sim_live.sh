@@ -18,6 +18,7 @@
 #            and makespan live within 5% of the replay's; the replay's
 #            sacct-style record (--acct-out) holds every job of both
 #
+# run-scripts: alone
 # GPL-2.0-or-later.
 . "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.." || exit 1
