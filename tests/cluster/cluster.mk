@@ -2,20 +2,25 @@
 # The tier itself (tests/cluster/test_*.sh, each with BUILD set) is run by
 # tests/tests.mk's check-cluster rule.  Included from tests/tests.mk.
 
-check-cluster: plugin
+check-cluster: plugin $(BUILD)/tidal-sim
 
 # How many scripts of a cluster tier run at a time, each on its own
 # loopback cluster.  make check runs both cluster tiers side by side, so
 # 2 here is four clusters on CI's two cores: they spend most of their
 # time waiting on their daemons and on jobs' sleeps.
 CLUSTER_JOBS ?= 2
-# The scripts in the order they start: the slowest first (as measured in
-# make check's "took N s" lines), so that the last to start are short
-# and the workers end together; then every other script in name order.
+# The scripts in the order they start.  First those that run alone
+# ("# run-scripts: alone", tests/run-scripts.sh), one after another with
+# nothing beside them: started later, each would wait for every running
+# script to end, a long one keeping the machine half idle.  Then the
+# slowest (as measured in make check's "took N s" lines), so that the
+# last to start are short and the workers end together; then every other
+# script in name order.
+CLUSTER_ALONE := $(shell grep -l '^\# run-scripts: alone$$' tests/cluster/test_*.sh)
 CLUSTER_SLOW := test_rounds test_faults test_pollux test_qos \
-	test_rounds_restart test_lucid_live test_sim_live test_het
-CLUSTER_SCRIPTS := $(CLUSTER_SLOW:%=tests/cluster/%.sh) $(filter-out \
-	$(CLUSTER_SLOW:%=tests/cluster/%.sh), \
+	test_rounds_restart test_lucid_live test_het
+CLUSTER_SCRIPTS := $(CLUSTER_ALONE) $(CLUSTER_SLOW:%=tests/cluster/%.sh) \
+	$(filter-out $(CLUSTER_ALONE) $(CLUSTER_SLOW:%=tests/cluster/%.sh), \
 	$(sort $(wildcard tests/cluster/test_*.sh)))
 
 # make check-cluster-san: the same tier with slurmctld loading an ASan+UBSan
