@@ -40,7 +40,7 @@ slurm24: $(S24_OUT)/config.mk $(BUILD)/libtidal-core.a $(BUILD)/libtidal-proto.a
 		PLUGIN_OUT=$(S24_OUT) $(S24_OUT)/sched_tidal.so \
 		$(S24_OUT)/spank_tidal.so
 
-check-cluster-24: slurm24 plugin node
+check-cluster-24: slurm24 plugin node $(BUILD)/tidal-sim
 	@. $(S24_OUT)/slurm.paths && BUILD=$(BUILD) PLUGIN_BUILD=$(S24_OUT) \
 		SLURM_PREFIX="$$prefix" tests/run-scripts.sh -j $(CLUSTER_JOBS) \
 		check-cluster-24 $(CLUSTER_SCRIPTS)

@@ -60,7 +60,7 @@ check: check-build
 	@tests/run-tiers.sh "$(MAKE)" $(CHECK_TIERS)
 
 .PHONY: check-cluster-prep
-check-cluster-prep: slurm24 plugin node
+check-cluster-prep: slurm24 plugin node $(BUILD)/tidal-sim
 
 check-build:
 	@$(MAKE) --no-print-directory $(BUILD)/tidal-sim $(UNIT_BIN) $(NODE_TARGETS) $(NODE_UNIT_BIN) \
