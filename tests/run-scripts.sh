@@ -19,7 +19,8 @@
 # CI's time limit shows where its time goes.
 #
 # A script whose header has the line "# run-scripts: alone" measures
-# timing against a model (a live replay beside tidal-sim's): it runs with
+# timing against a model (a live replay beside tidal-sim's, paced
+# trainers beside Muri's group time): it runs with
 # no other script of any tier running on this machine (make check runs
 # the two cluster tiers side by side, four loopback clusters on CI's two
 # cores).  Every other script holds a shared lock on QUIET_LOCK
