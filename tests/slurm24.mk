@@ -43,7 +43,7 @@ slurm24: $(S24_OUT)/config.mk $(BUILD)/libtidal-core.a $(BUILD)/libtidal-proto.a
 check-cluster-24: slurm24 plugin node $(BUILD)/tidal-sim
 	@. $(S24_OUT)/slurm.paths && BUILD=$(BUILD) PLUGIN_BUILD=$(S24_OUT) \
 		SLURM_PREFIX="$$prefix" tests/run-scripts.sh -j $(CLUSTER_JOBS) \
-		check-cluster-24 $(CLUSTER_SCRIPTS)
+		check-cluster-24 $(CLUSTER_TIER_SCRIPTS)
 
 # The same tier with Slurm 24.11's slurmctld loading an ASan+UBSan
 # sched_tidal.so built for it (as check-cluster-san does for 22.05).

@@ -49,15 +49,18 @@ include tests/fuzz/fuzz.mk
 # the end, naming them, after a table of every tier's result and seconds
 # (CI's budget is 90 min).  The two cluster tiers run at the same time
 # (lines prefixed with the tier's name): each waits mostly on its own
-# loopback cluster, on its own ports; a script that measures timing
-# against a model runs with no other script running (tests/run-scripts.sh,
-# "run-scripts: alone").  What both build (the plugins for
+# loopback cluster, on its own ports.  A script that measures timing
+# against a model ("run-scripts: alone", tests/run-scripts.sh) runs with
+# no other script running: those of both versions run before, one after
+# another (check-cluster-alone), and the two tiers leave them out
+# (CLUSTER_SKIP_ALONE=1, tests/cluster/cluster.mk).  What both build (the plugins for
 # both Slurm versions, the node side) is built once before them
 # (check-cluster-prep), so that the two makes never build the same file.
-CHECK_TIERS := check-emu check-cluster-prep check-cluster+check-cluster-24 \
+CHECK_TIERS := check-emu check-cluster-prep check-cluster-alone \
+	check-cluster+check-cluster-24 \
 	check-slurm-quick check-node check-unit check-fuzz check-sim check-deb
 check: check-build
-	@tests/run-tiers.sh "$(MAKE)" $(CHECK_TIERS)
+	@tests/run-tiers.sh "$(MAKE) CLUSTER_SKIP_ALONE=1" $(CHECK_TIERS)
 
 .PHONY: check-cluster-prep
 check-cluster-prep: slurm24 plugin node $(BUILD)/tidal-sim
@@ -86,7 +89,7 @@ check-emu:
 	@BUILD=$(BUILD) tests/run-scripts.sh check-emu tests/emu/test_*.sh
 check-cluster:
 	@BUILD=$(BUILD) tests/run-scripts.sh -j $(CLUSTER_JOBS) check-cluster \
-		$(CLUSTER_SCRIPTS)
+		$(CLUSTER_TIER_SCRIPTS)
 include tests/cluster/cluster.mk
 include tests/slurm24.mk
 include tests/slurm/slurm.mk
