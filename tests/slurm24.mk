@@ -40,9 +40,13 @@ slurm24: $(S24_OUT)/config.mk $(BUILD)/libtidal-core.a $(BUILD)/libtidal-proto.a
 		PLUGIN_OUT=$(S24_OUT) $(S24_OUT)/sched_tidal.so \
 		$(S24_OUT)/spank_tidal.so
 
+# What a recipe that runs against Slurm 24.11 starts with: its install
+# prefix (slurm.paths) and the plugins built for it.
+S24_ENV = . $(S24_OUT)/slurm.paths && BUILD=$(BUILD) PLUGIN_BUILD=$(S24_OUT) \
+	SLURM_PREFIX="$$prefix"
+
 check-cluster-24: slurm24 plugin node $(BUILD)/tidal-sim
-	@. $(S24_OUT)/slurm.paths && BUILD=$(BUILD) PLUGIN_BUILD=$(S24_OUT) \
-		SLURM_PREFIX="$$prefix" tests/run-scripts.sh -j $(CLUSTER_JOBS) \
+	@$(S24_ENV) tests/run-scripts.sh -j $(CLUSTER_JOBS) \
 		check-cluster-24 $(CLUSTER_TIER_SCRIPTS)
 
 # The same tier with Slurm 24.11's slurmctld loading an ASan+UBSan
@@ -53,8 +57,7 @@ check-cluster-san-24: slurm24 plugin node
 		CONFIG_MK=$(S24_OUT)/config.mk \
 		PLUGIN_OUT=build-san/slurm-$(S24_VERSION) \
 		build-san/slurm-$(S24_VERSION)/sched_tidal.so
-	@. $(S24_OUT)/slurm.paths && BUILD=$(BUILD) PLUGIN_BUILD=$(S24_OUT) \
-		SAN_PLUGIN=build-san/slurm-$(S24_VERSION) SLURM_PREFIX="$$prefix" \
+	@$(S24_ENV) SAN_PLUGIN=build-san/slurm-$(S24_VERSION) \
 		tests/run-scripts.sh check-cluster-san-24 \
 		$(sort $(wildcard tests/cluster/test_*.sh))
 
@@ -68,7 +71,6 @@ demo-24: slurm24 plugin node
 # the quick list, or every test of tests/slurm/tests.list.
 .PHONY: check-slurm-24 check-slurm-quick-24
 check-slurm-24 check-slurm-quick-24: check-slurm%-24: slurm24 plugin
-	@. $(S24_OUT)/slurm.paths && BUILD=$(BUILD) PLUGIN_BUILD=$(S24_OUT) \
-		SLURM_PREFIX="$$prefix" SLURM_SRC="$$src" tests/slurm/run.sh \
+	@$(S24_ENV) SLURM_SRC="$$src" tests/slurm/run.sh \
 		--sched $(SLURM_SUITE_SCHED) \
 		--list tests/slurm/$(if $(filter -quick,$*),quick,tests).list

@@ -39,8 +39,7 @@ endif
 check-cluster-alone: slurm24 plugin node $(BUILD)/tidal-sim
 	@rc=0; \
 	BUILD=$(BUILD) tests/run-scripts.sh check-cluster-alone $(CLUSTER_ALONE) || rc=1; \
-	. $(S24_OUT)/slurm.paths && BUILD=$(BUILD) PLUGIN_BUILD=$(S24_OUT) \
-		SLURM_PREFIX="$$prefix" tests/run-scripts.sh check-cluster-alone-24 \
+	$(S24_ENV) tests/run-scripts.sh check-cluster-alone-24 \
 		$(CLUSTER_ALONE) || rc=1; \
 	exit $$rc
 
