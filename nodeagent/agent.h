@@ -88,6 +88,9 @@ public:
 	/* A resize waits for STEP: pinned until the plugin's record passes
 	 * it. */
 	void pin_acked(uint64_t job, uint64_t step);
+	/* A fetch copied REF of JOB here: reported as held (heartbeat)
+	 * until the plugin has answered a heartbeat that carried it. */
+	void copied(uint64_t job, const wire::CkptRef &ref);
 	/* Each launcher's status, as a heartbeat's job entries. */
 	std::vector<wire::JobReport> launcher_status();
 	bool plugin_request(const std::string &req, std::string *reply,
@@ -137,6 +140,8 @@ private:
 	};
 	std::mutex pin_mu_;
 	std::map<uint64_t, Pins> pins_; /* by pin_mu_ */
+	/* Copies fetched here, not yet told to the plugin (by pin_mu_). */
+	std::map<uint64_t, wire::CkptRef> copies_;
 	/* interleave.cc: by name; a group's own state under its lock,
 	 * taken before groups_mu_ when both are held */
 	std::mutex groups_mu_;

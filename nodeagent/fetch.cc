@@ -11,7 +11,9 @@
  *   4. else it is copied from the node that has it (ckpt_get), verified
  *      here with ckpt::verify and only then renamed into place with its
  *      .done marker, so a launcher never sees a partial or corrupt file;
- *      a holder that fails is passed over for the next newest.
+ *      a holder that fails is passed over for the next newest; the next
+ *      heartbeats tell the plugin of the copy (plugin_link.cc), so that a
+ *      later fetch elsewhere finds it when the job's own nodes are gone.
  *
  * With the plugin unreachable, or no holder reachable, the newest local
  * checkpoint is used, and the reply's "warnings" say so (the launcher
@@ -132,9 +134,11 @@ static void stat_holder(const Options &opt, uint64_t job, Holder *h)
 }
 
 /* ckpt_get of JOB's step H.step (or newer) from H into this node's ROOT;
- * RET the reply line, or "" with *ERR. */
+ * RET the reply line (with WARN), or "" with *ERR.  *GOT: the copy. */
 static std::string copy_from(const Options &opt, uint64_t job,
-			     const Holder &h, uid_t owner, std::string *err)
+			     const Holder &h, uid_t owner,
+			     const std::vector<std::string> &warn,
+			     CkptRef *got, std::string *err)
 {
 	auto t0 = std::chrono::steady_clock::now();
 	PeerReply p;
@@ -162,7 +166,8 @@ static std::string copy_from(const Options &opt, uint64_t job,
 	     "(%.1f MB/s), verified",
 	     (unsigned long long)job, (unsigned long long)s, h.node.c_str(),
 	     (long long)hdr.bytes, ms, ms > 0 ? hdr.bytes / 1e3 / ms : 0.0);
-	return found_line(path, s, h.node, (int64_t)hdr.bytes, ms);
+	*got = { s, path };
+	return found_line(path, s, h.node, (int64_t)hdr.bytes, ms, warn);
 }
 
 /* "step 1200 on n4 (why)" for each holder that could not serve. */
@@ -242,9 +247,21 @@ std::string Agent::fetch(uint64_t job, const std::string &peer, uint64_t step,
 			break; /* sorted: the rest cannot serve either */
 		if (local && local->step >= h.step)
 			break; /* ours is as new as the best out there */
-		std::string out = copy_from(opt_, job, h, owner, &err);
-		if (!out.empty())
+		/* An older copy than the plugin knows of: say why. */
+		std::vector<std::string> w2 = warn;
+		std::string gone = problems(others);
+		if (!gone.empty() && h.step < recorded)
+			w2.push_back("job " + j + "'s newer checkpoints are "
+				     "out of reach (" + gone +
+				     "): using the older step " +
+				     std::to_string(h.step) + " from " + h.node);
+		CkptRef got;
+		std::string out = copy_from(opt_, job, h, owner, w2, &got,
+					    &err);
+		if (!out.empty()) {
+			copied(job, got);
 			return out;
+		}
 		logf("fetch job %llu from %s failed: %s",
 		     (unsigned long long)job, h.node.c_str(), err.c_str());
 		agent_metrics().add("tidal_agent_fetches_total", { "failed" });

@@ -18,6 +18,10 @@
  *   checkpoint ack       the step a resize waits for is pinned before the
  *                        ack leaves (pin_acked)
  *
+ * A copy a fetch brought here of a job that runs elsewhere is reported
+ * apart, as "held" (copied), once: nothing here writes that job's
+ * checkpoints, so nothing rotates it.
+ *
  * So at most three checkpoints are pinned beside the trainer's newest few:
  * the saved one, the one reported, and one a resize waits for.  The
  * plugin's record lags the newest by a heartbeat or a cycle; a fetch asks
@@ -118,6 +122,14 @@ void Agent::recorded(uint64_t job, uint64_t step)
 	for (uint64_t s : ckpt::pins(dir))
 		if (s < step)
 			ckpt::unpin(dir, s);
+}
+
+void Agent::copied(uint64_t job, const wire::CkptRef &ref)
+{
+	std::lock_guard<std::mutex> g(pin_mu_);
+	wire::CkptRef &c = copies_[job];
+	if (ref.step >= c.step)
+		c = ref;
 }
 
 void Agent::pin_acked(uint64_t job, uint64_t step)

@@ -16,6 +16,7 @@
 #include <json.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -188,6 +189,15 @@ bool Agent::heartbeat(std::string *err)
 		e.status.last_ckpt = { step, path };
 		reported.emplace_back(e.job, step);
 	}
+	{ /* copies fetched here of jobs with no launcher here */
+		std::lock_guard<std::mutex> g(pin_mu_);
+		for (const auto &[job, ref] : copies_)
+			if (std::none_of(m.jobs.begin(), m.jobs.end(),
+					 [&](const JobReport &e) {
+						 return e.job == job;
+					 }))
+				m.held.push_back({ job, ref });
+	}
 	std::string reply;
 	bool sent;
 	bool answered = plugin_request(encode(m), &reply, err, 5000, &sent);
@@ -205,6 +215,13 @@ bool Agent::heartbeat(std::string *err)
 	}
 	metrics_heartbeat(m.jobs, m.ckpt_free_bytes, true);
 	err->clear();
+	{ /* told: a copy replaced meanwhile by a newer one stays */
+		std::lock_guard<std::mutex> g(pin_mu_);
+		for (const HeldCkpt &h : m.held)
+			if (auto it = copies_.find(h.job);
+			    it != copies_.end() && it->second == h.ckpt)
+				copies_.erase(it);
+	}
 	/* The checkpoints the plugin has recorded as ours: kept from
 	 * rotation, so that what it tells a restarting node stays true. */
 	for (const auto &[job, step] : hr.keep)

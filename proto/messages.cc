@@ -349,6 +349,15 @@ std::string encode(const NodeHeartbeat &m)
 		json_object_array_add(jobs, e);
 	}
 	put(o, "jobs", jobs);
+	if (!m.held.empty()) {
+		json_object *held = json_object_new_array();
+		for (const HeldCkpt &h : m.held) {
+			json_object *e = ckpt_ref(h.ckpt);
+			put_int(e, "job", (int64_t)h.job);
+			json_object_array_add(held, e);
+		}
+		put(o, "held", held);
+	}
 	return to_line(o);
 }
 
@@ -374,6 +383,16 @@ bool decode(json_object *o, NodeHeartbeat *out, std::string *err)
 				continue;
 			out->jobs.push_back(
 				{ (uint64_t)job, decode_status(e) });
+		}
+	if (json_object *held = array(o, "held"))
+		for (size_t i = 0; i < json_object_array_length(held); i++) {
+			json_object *e = json_object_array_get_idx(held, i);
+			int64_t job;
+			if (get_integer_in(e, "job", 1, kMaxJobId, &job) <= 0)
+				continue;
+			HeldCkpt h{ (uint64_t)job, ckpt_ref_of(e) };
+			if (h.ckpt.step)
+				out->held.push_back(h);
 		}
 	return true;
 }

@@ -145,13 +145,23 @@ struct TrainStatus {
  *
  * In a job entry, last_ckpt is the job's newest complete checkpoint on
  * this node, pinned by tidald before it is reported (nodeagent/pins.cc);
- * the launcher's own only when this node has none.  Reply:
- * HeartbeatReply.
+ * the launcher's own only when this node has none.
+ *
+ * held (absent when empty): checkpoints this node copied in (a fetch) of
+ * jobs with no launcher here, "held":[{"job":12,"step":2900,"path":...}],
+ * carried until the plugin has answered one heartbeat with them, so that
+ * a fetch elsewhere can find this copy when the job's own nodes are gone.
+ * Reply: HeartbeatReply.
  */
 struct JobReport {
 	uint64_t job = 0;
 	TrainStatus status;
 	bool operator==(const JobReport &) const = default;
+};
+struct HeldCkpt {
+	uint64_t job = 0;
+	CkptRef ckpt;
+	bool operator==(const HeldCkpt &) const = default;
 };
 struct NodeHeartbeat {
 	std::string node;
@@ -159,6 +169,8 @@ struct NodeHeartbeat {
 	std::optional<std::string> ckpt_error;
 	std::optional<double> heartbeat_s;
 	std::vector<JobReport> jobs; /* entries without a valid job dropped */
+	/* entries without a valid job or with step 0 dropped */
+	std::vector<HeldCkpt> held;
 	bool operator==(const NodeHeartbeat &) const = default;
 };
 

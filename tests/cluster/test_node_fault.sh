@@ -16,13 +16,19 @@
 #      node survives: Slurm requeues E for the failed node, the resize goes
 #      on (no requeue delay), and E runs again off n4, from a checkpoint no
 #      older than the newest one durable when n4 died.
-#   2. n1's tidald has copied E's checkpoint (as a replication would);
-#      E checkpoints on; then n3, the only node with E's newest
-#      checkpoints, dies.  Ra ends, so E can only go to n1: it restarts
+#   2. D and R2 go; n1's tidald has copied E's checkpoint (as a
+#      replication would); E checkpoints on; then n3, the only node with
+#      E's newest checkpoints, dies.  Ra ends, so E can only go to n1: it restarts
 #      there from the older copy, and its log says which step on which
-#      node was out of reach.  On n2, which has no copy, tidald's fetch
-#      answers at once that nothing is reachable (a launcher there starts
-#      from scratch and says so).
+#      node was out of reach.  n1's heartbeats told the plugin of its
+#      copy, so a fetch on n2, which had none, copies it from n1 and says
+#      that the newest was out of reach (before, it found nothing, and a
+#      launcher there would have started from scratch).
+#
+# Ra and Rb sleep far longer than the test runs: one that ended early
+# would leave E a second free node.  (Under elastic-edf a pending
+# deadline job ranks first: D, left pending in step 2, would have Rb
+# preempted for it.)
 #
 # GPL-2.0-or-later.
 . "$(dirname "$0")/lib.sh"
@@ -38,8 +44,8 @@ newest_done() { # newest_done NODE JOB: the step of its newest .done, or 0
 	echo $((10#${f:-0}))
 }
 
-ra=$(submit -w n1 -N1 --gpus-per-node=4 --wrap 'sleep 600')
-rb=$(submit -w n2 -N1 --gpus-per-node=4 --wrap 'sleep 600')
+ra=$(submit -w n1 -N1 --gpus-per-node=4 --wrap 'sleep 3600')
+rb=$(submit -w n2 -N1 --gpus-per-node=4 --wrap 'sleep 3600')
 check "Ra ($ra) on n1, Rb ($rb) on n2" eval "wait_state 30 $ra RUNNING && wait_state 30 $rb RUNNING"
 r2=$(submit -N2 --gpus-per-node=2 --wrap 'sleep 600')
 check "R2 ($r2) takes 2 GPUs on n3 and n4" wait_state 30 "$r2" RUNNING
@@ -71,7 +77,8 @@ check "E runs again, off n4 ($(job_nodes "$e" 2>/dev/null))" wait_for 90 running
 # n4's death took D's place and R2 away first.
 rstep() { grep -oE "generation [0-9]+: world [0-9]+, ranks 0-[0-9]+ here, resuming from step [0-9]+" "$out" | tail -1 | awk '{print $NF}'; }
 resumed_after() { [ -n "$(rstep)" ] && [ "$(rstep)" -ge "$had" ] && is_state "$e" RUNNING; }
-check "... resumed from a reachable checkpoint, step $(rstep) >= $had" wait_for 60 resumed_after
+check "... resumed from a reachable checkpoint, no older than step $had" wait_for 60 resumed_after
+say "E resumed from step $(rstep)"
 # Which came first is a race: n3's ack (the plugin requeues), or Slurm's
 # requeue for the DOWN node (the plugin carries the resize through it).
 if grep -q "resize JobId=$e: requeued by Slurm before the checkpoint ack" "$log"; then
@@ -84,6 +91,13 @@ say "E now on $(job_nodes "$e"): $(grep -oE "generation [0-9]+: world [0-9]+, ra
 "$TIDALCTL" show job "$e" | grep -o 'ResizeStory=.*' | sed 's/^/   /'
 
 # ---- 2. the only node with E's newest checkpoint dies
+# D and R2 have served.  Left pending, D (its deadline ranks it first
+# under elastic-edf) would have Rb preempted once n3 died, and E would
+# follow D onto n2 (seen on a loaded run): gone, E grows to all of n3,
+# and once n3 dies only Ra's end makes room for it.
+scancel "$d" "$r2"
+alone_on_n3() { has_gpus "$e" 4 && [ "$(job_nodes "$e")" = n3 ]; }
+check "D and R2 gone: E runs on all 4 GPUs of n3" wait_for 60 alone_on_n3
 home=$(job_nodes "$e")
 r=$(fetch_on n1 "$e"); echo "   n1: $r"
 copy=$(grep -o '"step":[0-9]*' <<<"$r" | cut -d: -f2)
@@ -107,8 +121,10 @@ t0=$(date +%s%3N)
 r=$(fetch_on n2 "$e"); echo "   n2: $r ($(( $(date +%s%3N) - t0 )) ms)"
 # The plugin knows the newest as of the last heartbeat: at most $newest.
 known=$(sed -n "s/.*are out of reach (.*step \([0-9]*\) on $home (.*/\1/p" <<<"$r")
-check "n2 (no copy): tidald's fetch says at once the newest (step ${known:-?}) is out of reach" \
-	eval '[ -n "$known" ] && [ "$known" -gt "$copy" ] && [ "$known" -le "$newest" ] && grep -q "\"ok\":false" <<<"$r"'
+check "n2 (no copy): tidald's fetch says the newest (step ${known:-?}) is out of reach" \
+	eval '[ -n "$known" ] && [ "$known" -gt "$copy" ] && [ "$known" -le "$newest" ]'
+check "... and copies n1's (step $copy), which n1's heartbeat told the plugin of" \
+	eval 'grep -q "\"ok\":true" <<<"$r" && [ "$(grep -o "\"step\":[0-9]*" <<<"$r" | head -1 | cut -d: -f2)" = "$copy" ] && grep -q "\"from\":\"n1\"" <<<"$r" && grep -q "using the older step $copy from n1" <<<"$r"'
 
 requeued() { [ "$(job_state "$e")" = PENDING ]; }
 check "Slurm requeues E for the failed node" wait_for 30 requeued
@@ -127,5 +143,5 @@ said_why() {
 check "... and its log says the newest (step $known on $home) was out of reach" \
 	wait_for 10 said_why
 grep -E "generation|resum|fetch|warning|SIG|fail" "$out" | tail -n 20 | sed 's/^/   /'
-scancel "$e" "$rb" "$r2" "$d"
+scancel "$e" "$rb"
 finish

@@ -337,6 +337,8 @@ static void test_every_message_round_trips(void **state)
 	hb.jobs = { { 12, a_status() }, { 13, TrainStatus() } };
 	hb.jobs[1].status.state = "unknown";
 	round_trip(hb);
+	hb.held = { { 14, { 2900, "/nvme/tidal/14/ckpt-2900.tck" } } };
+	round_trip(hb);
 
 	NodeAck ack;
 	ack.node = "n2";
@@ -499,6 +501,17 @@ static void test_decoders_keep_the_rules(void **state)
 	assert_false(hb.jobs[0].status.loss.has_value());
 	assert_true(hb.jobs[0].status.ranks.empty());
 	assert_false(hb.ckpt_free_bytes.has_value());
+	assert_true(hb.held.empty());
+	json_object_put(o);
+	/* A held copy needs a job in range and a step. */
+	o = parse_object("{\"v\":1,\"node\":\"n1\",\"held\":[{\"job\":0,"
+			 "\"step\":3},{\"job\":7},{\"job\":8,\"step\":-1},3,"
+			 "{\"job\":9,\"step\":12,\"path\":\"/c/9.tck\"}]}");
+	assert_true(decode(o, &hb, &err));
+	assert_int_equal(hb.held.size(), 1);
+	assert_int_equal(hb.held[0].job, 9);
+	assert_int_equal(hb.held[0].ckpt.step, 12);
+	assert_string_equal(hb.held[0].ckpt.path.c_str(), "/c/9.tck");
 	json_object_put(o);
 	/* A non-finite number (json-c reads NaN) is no measurement. */
 	o = parse_object("{\"v\":1,\"node\":\"n1\",\"heartbeat_s\":NaN,"

@@ -11,7 +11,8 @@
  *   - the job's newest checkpoint kept a stale path when its node
  *     reported the same step at another path
  *
- * Also: an ack that a resize waits for calls the registered wake-up.
+ * Also: an ack that a resize waits for calls the registered wake-up, and
+ * a heartbeat's "held" copies are holders.
  *
  * Linked with the plugin's engine objects (no Slurm in them).
  *
@@ -149,6 +150,37 @@ static void test_same_step_new_path(void **state)
 	assert_non_null(strstr(w.c_str(), "/ckpt/new.tck"));
 }
 
+/* A copy a node fetched of a job that runs elsewhere ("held"): named by
+ * ckpt_where beside the job's own node, and kept across a state reload,
+ * so that a fetch finds it once the job's own nodes are gone. */
+static void test_held_copy_is_a_holder(void **state)
+{
+	tidal_agent_clear();
+	reg("n1", "10.0.0.1:6830");
+	reg("n3", "10.0.0.3:6830");
+	beat("n3", "/ckpt/n3.tck"); /* job 10's own node: step 5 */
+	std::string r = ask("{\"v\":1,\"op\":\"node_heartbeat\",\"node\":"
+			    "\"n1\",\"jobs\":[],\"held\":[{\"job\":10,"
+			    "\"step\":4,\"path\":\"/ckpt/n1.tck\"},{\"job\":0,"
+			    "\"step\":4,\"path\":\"/x\"},{\"job\":11,\"step\":0,"
+			    "\"path\":\"/y\"},{\"job\":12,\"step\":3,\"path\":"
+			    "\"rel.tck\"}]}");
+	assert_non_null(strstr(r.c_str(), "\"ok\":true"));
+	std::string w = ask("{\"v\":1,\"op\":\"ckpt_where\",\"job\":10}");
+	/* The newest stays n3's; n1 is a holder of the older step. */
+	assert_non_null(strstr(w.c_str(), "\"node\":\"n3\""));
+	assert_non_null(strstr(w.c_str(), "{\"node\":\"n1\",\"addr\":"
+					  "\"10.0.0.1:6830\",\"step\":4"));
+	/* The malformed entries left nothing: no job 11, no relative path. */
+	std::string d = dump();
+	assert_null(strstr(d.c_str(), "ckpt 11 "));
+	assert_null(strstr(d.c_str(), "rel.tck"));
+	assert_non_null(strstr(d.c_str(), "/ckpt/n1.tck"));
+	round_trip(d);
+	w = ask("{\"v\":1,\"op\":\"ckpt_where\",\"job\":10}");
+	assert_non_null(strstr(w.c_str(), "\"node\":\"n1\""));
+}
+
 static int wakes;
 static void wake()
 {
@@ -197,6 +229,7 @@ int main(void)
 		cmocka_unit_test(test_long_address_and_path),
 		cmocka_unit_test(test_time_overflow),
 		cmocka_unit_test(test_same_step_new_path),
+		cmocka_unit_test(test_held_copy_is_a_holder),
 		cmocka_unit_test(test_awaited_ack_wakes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,7 +8,8 @@
  *   node_register  {node, addr, agent_version, ckpt_dir, ckpt_free_bytes,
  *                   heartbeat_s, topology, [fabric]}       -> {ok}
  *   node_heartbeat {node, jobs:[{job, step, it_s, loss, ..., last_ckpt}],
- *                   ckpt_free_bytes}     -> {ok, commands:[{id, op, job}],
+ *                   held:[{job, step, path}], ckpt_free_bytes}
+ *                                        -> {ok, commands:[{id, op, job}],
  *                                            keep:[{job, step}]}
  *                   an unknown node gets {ok:false, register:true}
  *   node_ack       {node, id, job, ok, step, path, bytes, ms, error}
@@ -149,6 +150,24 @@ std::string do_heartbeat(Registry &r, const wire::NodeHeartbeat &q, double now)
 		const wire::CkptRef &lc = e.status.last_ckpt;
 		if (lc.step && path_ok(lc.path))
 			saw_ckpt(r, job, node, lc.step, lc.path, now);
+	}
+	/* Copies fetched here of jobs that run elsewhere (or nowhere): a
+	 * holder as any other, for the next fetch's ckpt_where. */
+	for (const wire::HeldCkpt &h : q.held) {
+		uint32_t job = (uint32_t)h.job;
+		if (!path_ok(h.ckpt.path))
+			continue;
+		bool known = false;
+		if (auto ji = r.jobs.find(job); ji != r.jobs.end()) {
+			auto hi = ji->second.held.find(node);
+			known = hi != ji->second.held.end() &&
+				hi->second.step >= h.ckpt.step;
+		}
+		saw_ckpt(r, job, node, h.ckpt.step, h.ckpt.path, now);
+		if (!known)
+			note(r, job, now,
+			     "checkpoint step " + std::to_string(h.ckpt.step) +
+				     " copied to " + node);
 	}
 	trim(r);
 	out.ok = true;
