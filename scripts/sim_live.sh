@@ -44,7 +44,10 @@
 # tidal-sim --live-result computes from the trace, and Slurm does not
 # cancel a job whose time limit cannot end by its deadline.  A job the
 # policy rejects is cancelled (RejectAction=cancel, unless TIDAL_CONF
-# says otherwise) and counts as rejected.
+# says otherwise) and counts as rejected.  So does a job that reached
+# slurmctld after its deadline (a submission due seconds before its
+# deadline, on a busy cluster): Slurm refuses it ("Requested time limit is
+# invalid"), and the record gets a row for it with no start.
 #
 # GPL-2.0-or-later.
 set -u
@@ -176,6 +179,7 @@ progress() {
 
 say "replaying $jobs jobs of $PLAN"
 : >"$OUT/submit.log"
+rm -f "$OUT/refused.psv"
 n=0 last=0 subs=()
 while IFS=$'\t' read -r at name options run deadline; do
 	wait_s=$(awk -v t="$at" -v n="$(now_s)" 'BEGIN { d = t - n; print (d > 0 ? d : 0) }')
@@ -206,6 +210,16 @@ while IFS=$'\t' read -r at name options run deadline; do
 	(
 		if sbatch --parsable -J "$name" -D "$OUT/jobs" -o "$OUT/jobs/%j.out" \
 			$options "${due[@]}" "${work[@]}" >"$OUT/jobs/$name.id" 2>"$OUT/jobs/$name.err"; then
+			printf '%s\t%s\t%s\n' "$name" "$at" "$(now_s)" >>"$OUT/submit.log"
+		elif [ -n "${due[*]}" ] && grep -q "time limit is invalid" "$OUT/jobs/$name.err" &&
+			[ "$(date +%s)" -ge $((start_s + ${deadline%.*})) ]; then
+			# slurmctld took it in after its deadline (seconds late
+			# when busy) and refused it: a job the cluster could not
+			# admit, recorded as such (its row in the record, with
+			# no start, counts as rejected).
+			echo "sim-live: $name reached slurmctld after its deadline (+${deadline%.*} s): refused, counted as rejected" >&2
+			printf 'refused|%s|%s|Unknown|Unknown|00:00:00|REFUSED deadline passed|\n' \
+				"$name" "$(date +%Y-%m-%dT%H:%M:%S)" >>"$OUT/refused.psv"
 			printf '%s\t%s\t%s\n' "$name" "$at" "$(now_s)" >>"$OUT/submit.log"
 		else
 			echo "sim-live: sbatch of $name failed: $(cat "$OUT/jobs/$name.err")" >&2
@@ -251,7 +265,8 @@ say "every job has left the queue after $(now_s) s"
 record() {
 	sacct -a -D -X --parsable2 --name="$(awk -F'\t' 'NR > 2 {printf "%s%s", (NR > 3 ? "," : ""), $2}' "$PLAN")" \
 		-o JobID,JobName,Submit,Start,End,Elapsed,State,AllocTRES \
-		>"$OUT/slurm_acct.out.tmp" 2>"$OUT/sacct.err"
+		>"$OUT/slurm_acct.out.tmp" 2>"$OUT/sacct.err" || return 1
+	[ ! -f "$OUT/refused.psv" ] || cat "$OUT/refused.psv" >>"$OUT/slurm_acct.out.tmp"
 }
 complete() {
 	record || return 1

@@ -235,6 +235,57 @@ static void refine(const std::string &path,
 	}
 }
 
+std::map<JobId, double> live_submit_delays(const std::string &path,
+					   const SimInput &in)
+{
+	std::map<JobId, double> out;
+	std::string log = std::filesystem::path(path).parent_path() /
+			  "submit.log";
+	if (!std::filesystem::exists(log))
+		return out;
+	std::unordered_map<JobId, const Job *> by_id;
+	for (const Job &j : in.trace.jobs)
+		by_id.emplace(j.id, &j);
+	std::stringstream text(read_file(log));
+	std::string line;
+	long n = 0;
+	while (std::getline(text, line)) {
+		n++;
+		unsigned long long id;
+		double planned, actual;
+		if (std::sscanf(line.c_str(), "tidal-%llu\t%lf\t%lf", &id,
+				&planned, &actual) != 3 ||
+		    !std::isfinite(planned) || !std::isfinite(actual))
+			input_error(log, n, "expected 'tidal-ID<TAB>planned "
+					    "s<TAB>actual s', got '" + line +
+					    "'");
+		if (by_id.count((JobId)id))
+			out[(JobId)id] = std::max(0.0, actual - planned);
+	}
+	return out;
+}
+
+void shift_submits(SimInput &in, const std::map<JobId, double> &delay)
+{
+	for (Job &j : in.trace.jobs)
+		if (auto it = delay.find(j.id); it != delay.end())
+			j.submit += it->second;
+	std::stable_sort(in.trace.jobs.begin(), in.trace.jobs.end(),
+			 [](const Job &a, const Job &b) {
+				 return a.submit < b.submit;
+			 });
+}
+
+void unshift_results(RunResult &r, const std::map<JobId, double> &delay)
+{
+	for (JobResult &j : r.jobs)
+		if (auto it = delay.find(j.id); it != delay.end()) {
+			j.submit -= it->second;
+			j.jct += it->second;
+			j.queue += it->second;
+		}
+}
+
 RunResult live_result(const std::string &path, const SimInput &in,
 		      const std::string &policy)
 {

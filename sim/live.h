@@ -16,6 +16,7 @@
 #pragma once
 
 #include <ostream>
+#include <map>
 #include <string>
 
 #include "core/profiles/throughput_table.h"
@@ -85,6 +86,19 @@ void write_submit_plan(std::ostream &out, const SimInput &in,
  * job missing from the record is an error. */
 RunResult live_result(const std::string &path, const SimInput &in,
 		      const std::string &policy);
+
+/* How late each job of IN reached slurmctld in the live run whose record
+ * is PATH: submit.log beside it (name, planned and actual seconds after
+ * the start, as scripts/sim_live.sh writes it), by job id; empty when
+ * there is none.  A replay beside the live run takes each job in that
+ * much later (shift_submits) and counts its times from the trace's
+ * submit again (unshift_results), as live_result does: the submission's
+ * latency is the live harness's, not the policy's, but a job due seconds
+ * before its deadline is admitted or not by it. */
+std::map<JobId, double> live_submit_delays(const std::string &path,
+					   const SimInput &in);
+void shift_submits(SimInput &in, const std::map<JobId, double> &delay);
+void unshift_results(RunResult &r, const std::map<JobId, double> &delay);
 
 /* sacct --parsable2 rows of every job of RUNS (JobID|JobName|Policy|
  * Submit|Start|End|Elapsed|State|AllocTRES|Preemptions), datetimes from

@@ -208,6 +208,48 @@ static void test_live_work_times(void **)
 	}
 }
 
+/* submit.log beside the record: how late each job reached slurmctld.
+ * The replay takes job 1 in 12 s late, after job 2 (order by the new
+ * submits), and its results count from the trace's submit again. */
+static void test_submit_delays(void **)
+{
+	SimInput in = input();
+	std::string dir = root + "/delays";
+	std::filesystem::create_directories(dir);
+	std::string rec = dir + "/slurm_acct.out";
+	std::ofstream(rec) << std::string(kHead);
+	assert_true(live_submit_delays(rec, in).empty()); /* no log */
+	std::ofstream(dir + "/submit.log") << "tidal-1\t0.000\t12.0\n"
+					      "tidal-2\t10.000\t10.25\n"
+					      "tidal-9\t1\t2\n"; /* not ours */
+	std::map<JobId, double> d = live_submit_delays(rec, in);
+	assert_int_equal(d.size(), 2);
+	near(d[1], 12.0);
+	near(d[2], 0.25);
+	SimInput s = in;
+	shift_submits(s, d);
+	assert_int_equal(s.trace.jobs[0].id, 2);
+	near(s.trace.jobs[0].submit, 10.25);
+	assert_int_equal(s.trace.jobs[1].id, 1);
+	near(s.trace.jobs[1].submit, 12.0);
+	near(s.trace.jobs[2].submit, 20); /* no line: as traced */
+	RunResult r;
+	JobResult j;
+	j.id = 1, j.submit = 12, j.start = 12, j.end = 112, j.jct = 100;
+	r.jobs.push_back(j);
+	unshift_results(r, d);
+	near(r.jobs[0].submit, 0);
+	near(r.jobs[0].jct, 112);
+	near(r.jobs[0].queue, 12);
+	std::ofstream(dir + "/submit.log") << "tidal-1\t0\n";
+	try {
+		live_submit_delays(rec, in);
+		fail_msg("a line without its actual time was taken");
+	} catch (const InputError &e) {
+		assert_non_null(strstr(e.what(), "submit.log:1: expected"));
+	}
+}
+
 static std::string error_of(const std::string &text)
 {
 	SimInput in = input();
@@ -322,6 +364,7 @@ int main(void)
 		cmocka_unit_test(test_trainer_plan),
 		cmocka_unit_test(test_live_result),
 		cmocka_unit_test(test_live_work_times),
+		cmocka_unit_test(test_submit_delays),
 		cmocka_unit_test(test_live_errors),
 		cmocka_unit_test(test_acct_round_trip),
 		cmocka_unit_test(test_speed_up_profiles),
