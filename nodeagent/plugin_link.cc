@@ -189,14 +189,21 @@ bool Agent::heartbeat(std::string *err)
 		e.status.last_ckpt = { step, path };
 		reported.emplace_back(e.job, step);
 	}
-	{ /* copies fetched here of jobs with no launcher here */
+	{ /* copies fetched here of jobs with no launcher here (one that
+	   * has a launcher here is reported through it) */
 		std::lock_guard<std::mutex> g(pin_mu_);
-		for (const auto &[job, ref] : copies_)
-			if (std::none_of(m.jobs.begin(), m.jobs.end(),
-					 [&](const JobReport &e) {
-						 return e.job == job;
-					 }))
-				m.held.push_back({ job, ref });
+		for (auto it = copies_.begin(); it != copies_.end();) {
+			uint64_t job = it->first;
+			if (std::any_of(m.jobs.begin(), m.jobs.end(),
+					[&](const JobReport &e) {
+						return e.job == job;
+					})) {
+				it = copies_.erase(it);
+				continue;
+			}
+			m.held.push_back({ job, it->second });
+			++it;
+		}
 	}
 	std::string reply;
 	bool sent;
