@@ -170,6 +170,15 @@ static std::string copy_from(const Options &opt, uint64_t job,
 	return found_line(path, s, h.node, (int64_t)hdr.bytes, ms, warn);
 }
 
+/* The warning for an older checkpoint used while JOB's newer ones are
+ * out of reach (GONE: problems()): WHERE is "on n1" or "from n1". */
+static std::string older_used(const std::string &job, const std::string &gone,
+			      uint64_t step, const std::string &where)
+{
+	return "job " + job + "'s newer checkpoints are out of reach (" + gone +
+	       "): using the older step " + std::to_string(step) + " " + where;
+}
+
 /* "step 1200 on n4 (why)" for each holder that could not serve. */
 static std::string problems(const std::vector<Holder> &hs)
 {
@@ -251,10 +260,7 @@ std::string Agent::fetch(uint64_t job, const std::string &peer, uint64_t step,
 		std::vector<std::string> w2 = warn;
 		std::string gone = problems(others);
 		if (!gone.empty() && h.step < recorded)
-			w2.push_back("job " + j + "'s newer checkpoints are "
-				     "out of reach (" + gone +
-				     "): using the older step " +
-				     std::to_string(h.step) + " from " + h.node);
+			w2.push_back(older_used(j, gone, h.step, "from " + h.node));
 		CkptRef got;
 		std::string out = copy_from(opt_, job, h, owner, w2, &got,
 					    &err);
@@ -270,11 +276,8 @@ std::string Agent::fetch(uint64_t job, const std::string &peer, uint64_t step,
 	std::string gone = problems(others);
 	if (local) { /* the newest reachable, or an older local one */
 		if (!gone.empty() && local->step < recorded)
-			warn.push_back("job " + j + "'s newer checkpoints are "
-				       "out of reach (" + gone +
-				       "): using the older step " +
-				       std::to_string(local->step) + " on " +
-				       opt_.node);
+			warn.push_back(older_used(j, gone, local->step,
+						  "on " + opt_.node));
 		return found_line(local->path, local->step, opt_.node, -1, 0,
 				  warn);
 	}

@@ -108,6 +108,18 @@ bool is_true(json_object *o, const char *key)
 	       json_object_is_type(v, json_type_boolean) &&
 	       json_object_get_boolean(v);
 }
+/* F(job, entry) for each entry of O's array KEY whose "job" is a job id
+ * (1..kMaxJobId); the others are dropped. */
+template <class F> void each_job_entry(json_object *o, const char *key, F &&f)
+{
+	json_object *a = array(o, key);
+	for (size_t i = 0; a && i < json_object_array_length(a); i++) {
+		json_object *e = json_object_array_get_idx(a, i);
+		int64_t job;
+		if (get_integer_in(e, "job", 1, kMaxJobId, &job) > 0)
+			f((uint64_t)job, e);
+	}
+}
 CkptRef ckpt_ref_of(json_object *o)
 {
 	CkptRef c;
@@ -375,25 +387,14 @@ bool decode(json_object *o, NodeHeartbeat *out, std::string *err)
 	    json_object_get_type(ce) == json_type_string)
 		out->ckpt_error = json_object_get_string(ce);
 	out->heartbeat_s = number(o, "heartbeat_s");
-	if (json_object *jobs = array(o, "jobs"))
-		for (size_t i = 0; i < json_object_array_length(jobs); i++) {
-			json_object *e = json_object_array_get_idx(jobs, i);
-			int64_t job;
-			if (get_integer_in(e, "job", 1, kMaxJobId, &job) <= 0)
-				continue;
-			out->jobs.push_back(
-				{ (uint64_t)job, decode_status(e) });
-		}
-	if (json_object *held = array(o, "held"))
-		for (size_t i = 0; i < json_object_array_length(held); i++) {
-			json_object *e = json_object_array_get_idx(held, i);
-			int64_t job;
-			if (get_integer_in(e, "job", 1, kMaxJobId, &job) <= 0)
-				continue;
-			HeldCkpt h{ (uint64_t)job, ckpt_ref_of(e) };
-			if (h.ckpt.step)
-				out->held.push_back(h);
-		}
+	each_job_entry(o, "jobs", [&](uint64_t job, json_object *e) {
+		out->jobs.push_back({ job, decode_status(e) });
+	});
+	each_job_entry(o, "held", [&](uint64_t job, json_object *e) {
+		HeldCkpt h{ job, ckpt_ref_of(e) };
+		if (h.ckpt.step)
+			out->held.push_back(h);
+	});
 	return true;
 }
 
