@@ -620,7 +620,8 @@ bool pin(const std::string &dir, uint64_t step, std::string &err)
 
 void unpin(const std::string &dir, uint64_t step)
 {
-	::unlink(pin_name(dir, step).c_str());
+	if (::unlink(pin_name(dir, step).c_str()) == 0)
+		prune(dir); /* the next write may never come: the job ended */
 }
 
 std::vector<uint64_t> pins(const std::string &dir)

@@ -90,7 +90,9 @@ std::optional<Found> newest(const std::string &dir,
  * before the report leaves the node, and unpins once the plugin's record
  * has moved past it (nodeagent/plugin_link.cc).
  * pin: a missing DIR is left alone (RET true); RET false with ERR naming
- * the file and the errno text. */
+ * the file and the errno text.  unpin: the step, and any other that only
+ * its pin kept, goes at once if rotation has passed it (the trainer that
+ * would rotate it at its next write may have ended). */
 bool pin(const std::string &dir, uint64_t step, std::string &err);
 void unpin(const std::string &dir, uint64_t step);
 /* The pinned steps in DIR, newest first. */

@@ -263,12 +263,24 @@ static void test_pin_survives_rotation(void **)
 	assert_true(ckpt::pin(dir, 1800, err));
 	assert_true(ckpt::pins(dir) == std::vector<uint64_t>({1800, 100}));
 	ckpt::unpin(dir, 100);
+	/* Rotation passed it long ago: it goes with its pin, not at the
+	 * next write (a job that ended writes none). */
+	assert_false(fs::exists(ckpt::file_name(dir, 100, ".tck")));
+	assert_false(fs::exists(ckpt::file_name(dir, 100, ".done")));
+	assert_true(fs::exists(ckpt::file_name(dir, 1800, ".done")));
 	ckpt::write(dir, state(2100, 10));
 	ckpt::write(dir, state(2200, 10));
 	assert_false(fs::exists(ckpt::file_name(dir, 100, ".tck")));
 	assert_true(fs::exists(ckpt::file_name(dir, 1800, ".done")));
 	assert_false(fs::exists(ckpt::file_name(dir, 1900, ".tck")));
 	assert_true(ckpt::pins(dir) == std::vector<uint64_t>({1800}));
+	/* Unpinned among the newest kKeep, it stays. */
+	assert_true(ckpt::pin(dir, 2200, err));
+	ckpt::unpin(dir, 2200);
+	assert_true(fs::exists(ckpt::file_name(dir, 2200, ".done")));
+	ckpt::unpin(dir, 1800);
+	assert_false(fs::exists(ckpt::file_name(dir, 1800, ".tck")));
+	assert_true(fs::exists(ckpt::file_name(dir, 2000, ".done")));
 
 	/* No directory: nothing to pin, no error, nothing created. */
 	assert_true(ckpt::pin(dir + "/none", 5, err));
