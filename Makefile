@@ -208,6 +208,10 @@ install: all
 	for p in tidal-launch tidal-train; do \
 		[ ! -x $(BUILD)/$$p ] || \
 		install -m 755 $(BUILD)/$$p $(DESTDIR)$(bindir)/$$p; done
+	# tidal-train's GPU module, where it looks from bindir (gpu_module.h).
+	[ ! -f $(BUILD)/tidal-train-cuda.so ] || \
+		install -D -m 644 $(BUILD)/tidal-train-cuda.so \
+		$(DESTDIR)$(exec_prefix)/lib/tidal/tidal-train-cuda.so
 	[ ! -x $(BUILD)/tidal-topo ] || { install -d $(DESTDIR)$(sbindir) && \
 		install -m 755 $(BUILD)/tidal-topo $(DESTDIR)$(sbindir)/; }
 	for m in man/man*/*.[1-8]; do \

@@ -3,7 +3,8 @@
  * HAVE_CUDA: cuBLAS SGEMM alone at each of the model's GEMM shapes and at
  * the device's peak (one 8192^3 product), against a whole training step of
  * the cuda-nccl backend (world 1), and the checkpoint's write and read rates
- * with the device copies included.
+ * with the device copies included.  Part of the GPU module
+ * (gpu_module.h).
  * Printed as a table so a session with a GPU gets every number from one
  * command (bench/gpu.sh).
  *
@@ -21,12 +22,11 @@
 
 #include "node/checkpoint.h"
 #include "trainer/gpu.h"
+#include "trainer/gpu_module.h"
 #include "trainer/gpu_math.h"
 #include "trainer/train.h"
 
 namespace tidal::train {
-
-int bench_gemm_cpu(const Options &o);
 
 namespace {
 
@@ -260,7 +260,7 @@ int bench_gemm_cuda(const Options &o)
 	s.m = m.data();
 	s.v = v.data();
 	std::string why;
-	std::unique_ptr<GpuTrainer> t = make_gpu_trainer(s, why);
+	std::unique_ptr<GpuTrainer> t = make_cuda_trainer(s, why);
 	std::vector<Gemm> gs = step_gemms(o.shape, b);
 	if (!t || !time_gemms(gs)) {
 		fprintf(stderr, "tidal-train: --bench-gemm: %s\n", why.c_str());
@@ -311,19 +311,13 @@ int bench_gemm_cuda(const Options &o)
 	return 0;
 }
 
-} /* namespace tidal::train */
-
-/* --backend cpu: the CPU GEMM; cuda: a GPU or exit 1 ("no GPU (why)");
- * auto: a GPU, else the CPU GEMM. */
-int bench_gemm(const tidal::train::Options &o)
+/* The module's --bench-gemm (gpu_module.h): -1 with WHY where no GPU can
+ * be used, and tidal-train says so (gpu_loader.cc). */
+int bench_gemm_gpu(const Options &o, std::string &why)
 {
-	std::string why;
-	if (o.backend == "cpu")
-		return tidal::train::bench_gemm_cpu(o);
-	if (!tidal::train::cuda_usable(0, why)) {
-		fprintf(stderr, "tidal-train: no GPU (%s)%s\n", why.c_str(),
-			o.backend == "cuda" ? "" : ": CPU GEMM instead");
-		return o.backend == "cuda" ? 1 : tidal::train::bench_gemm_cpu(o);
-	}
-	return tidal::train::bench_gemm_cuda(o);
+	if (!cuda_usable(0, why))
+		return -1;
+	return bench_gemm_cuda(o);
 }
+
+} /* namespace tidal::train */

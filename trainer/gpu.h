@@ -56,6 +56,9 @@ struct GpuSetup {
 	/* the starting tensors (size() floats each), uploaded before the
 	 * ranks agree, so a failed copy is a start-up failure like any other */
 	const float *params = nullptr, *m = nullptr, *v = nullptr;
+	/* --backend cuda: try CUDA even where no NVIDIA driver is seen, so
+	 * that the error is CUDA's own (auto skips it: gpu_loader.cc) */
+	bool asked = false;
 };
 
 /* Was tidal-train built with the GPU backend? */

@@ -2,11 +2,13 @@
  * gpu_trainer.cc - GpuTrainer on CUDA (see gpu.h): device buffers, one
  * stream, cuBLAS SGEMM and the kernels of gpu_kernels.cu in the order of
  * gpu_math.h's forward_backward(), the NCCL all-reduce, and the start-up
- * that picks the device and makes every rank agree on the backend.
+ * that picks the device and makes every rank agree on the backend; built
+ * into tidal-train-cuda.so, which tidal-train loads (gpu_module.h).
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #include "trainer/gpu.h"
+#include "trainer/gpu_module.h"
 
 #include <chrono>
 #include <cstring>
@@ -355,23 +357,6 @@ void CudaTrainer::reduce_update(float ckpt, float stop, float lr,
 	comm_s = ms / 1e3;
 }
 
-/* Every rank posts "ok" or "no:<why>" under KEY.<rank> and reads them all:
- * one failing rank makes the whole world fall back together.  RET "" when
- * all are ok, else the first failure ("rank R: why"). */
-std::string agree(store::Client &c, const std::string &key, const GpuSetup &s,
-		  const std::string &mine)
-{
-	c.set(key + "." + std::to_string(s.rank), mine.empty() ? "ok" : "no:" + mine);
-	for (int r = 0; r < s.world; r++) {
-		store::Bytes b = c.get(key + "." + std::to_string(r));
-		std::string v(b.begin(), b.end());
-		if (v != "ok")
-			return r == s.rank ? mine : "rank " + std::to_string(r) +
-							     ": " + v.substr(3);
-	}
-	return "";
-}
-
 #ifdef TIDAL_HAVE_NCCL
 /* The unique id from rank 0 through the store, then a non-blocking init
  * polled against the timeout and against the other ranks' votes (a rank
@@ -432,13 +417,9 @@ std::string nccl_connect(store::Client &c, const GpuSetup &s, ncclComm_t &comm)
 std::string connect_world(CudaTrainer *t, const std::string &local_err,
 			  const GpuSetup &s)
 {
-	if (s.store.empty())
-		return "TIDAL_STORE is unset (NCCL needs it for the unique id)";
 	store::Client c;
-	std::string err;
-	if (!c.connect(s.store, std::chrono::seconds(s.timeout_s), err))
+	if (std::string err = connect_store(c, s); !err.empty())
 		return err;
-	c.set_timeout(std::chrono::seconds(s.timeout_s));
 	try {
 		if (std::string why = agree(c, s.prefix + "/gpu.vote", s,
 					    local_err); !why.empty())
@@ -466,10 +447,8 @@ std::string connect_world(CudaTrainer *t, const std::string &local_err,
 
 } /* namespace */
 
-bool gpu_built() { return true; }
-
-std::unique_ptr<GpuTrainer> make_gpu_trainer(const GpuSetup &s,
-					     std::string &why)
+std::unique_ptr<GpuTrainer> make_cuda_trainer(const GpuSetup &s,
+					      std::string &why)
 {
 	std::unique_ptr<CudaTrainer> t;
 	std::string err;
@@ -497,3 +476,12 @@ std::unique_ptr<GpuTrainer> make_gpu_trainer(const GpuSetup &s,
 }
 
 } /* namespace tidal::train */
+
+extern "C" const tidal::train::GpuModule *tidal_train_gpu_module(void)
+{
+	using namespace tidal::train;
+	static const GpuModule m = {kGpuModuleAbi, sizeof(GpuSetup),
+				    sizeof(Options), make_cuda_trainer,
+				    bench_gemm_gpu};
+	return &m;
+}

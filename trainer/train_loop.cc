@@ -719,6 +719,7 @@ void Loop::pick_backend()
 	s.params = params_.data();
 	s.m = m_.data();
 	s.v = v_.data();
+	s.asked = o_.backend == "cuda";
 	std::string why;
 	gpu_ = make_gpu_trainer(s, why);
 	if (gpu_)

@@ -6,7 +6,9 @@
 # tolerance; SIGUSR2 on one rank stops all ranks at the same step after a
 # checkpoint; a corrupt newest checkpoint falls back to the previous one
 # with a warning; profile mode paces steps by the throughput table; a
-# resume at another batch (TIDAL_BATCH) follows AdaScale (train.h).
+# resume at another batch (TIDAL_BATCH) follows AdaScale (train.h); built
+# with CUDA, the executable maps no CUDA library, and a rank that cannot
+# load the GPU module falls back with its whole world (gpu_module.h).
 set -uo pipefail
 NAME=test_train
 . "$(dirname "$0")/lib.sh"
@@ -160,6 +162,42 @@ check "resuming from the corrupt file fails naming it" \
 	grep -q "TIDAL_RESUME: $newest: checksum mismatch" "$W/f.0.err"
 check "only 3 complete checkpoints are kept" \
 	test "$(ls "$W/cke" | grep -c 'done$')" = 3
+
+# --- the GPU module (built with CUDA only)
+if [ -f "$BUILD/tidal-train-cuda.so" ]; then
+	check "tidal-train itself links no CUDA library (the module does)" \
+		test "$(ldd "$T" | grep -Ec 'libcuda|libcublas|libnccl')" = 0
+	check "the module links them" \
+		test "$(ldd "$BUILD/tidal-train-cuda.so" | grep -c libcudart)" = 1
+	# --backend cuda loads the module on every rank; rank 1 cannot.
+	GEN=$((GEN + 1)) pids=()
+	for r in 0 1; do
+		mod=$([ $r = 1 ] && echo "$W/none.so" || echo "${TIDAL_TRAIN_GPU_MODULE:-}")
+		TIDAL_TRAIN_GPU_MODULE=$mod TIDAL_RANK=$r TIDAL_WORLD=2 \
+		TIDAL_STORE=$STORE TIDAL_STORE_PREFIX=test/$GEN \
+		TIDAL_CKPT_DIR="$W/ckm" timeout 60 "$T" --backend cuda \
+			"${MODEL[@]}" --iters 10 >"$W/m.$r" 2>"$W/m.$r.err" &
+		pids+=($!)
+	done
+	rc=0
+	for p in "${pids[@]}"; do wait "$p" || rc=$?; done
+	check "world 2, rank 1 without the module: both ranks train (exit $rc)" test $rc = 0
+	check "... on CPU + Gloo, together" test "$(jq -r 'select(.ev=="start") | .backend' "$W/m.0" "$W/m.1" | sort -u)" = cpu-gloo
+	check "... rank 1 says it cannot load the module, naming it" \
+		grep -q "no GPU (cannot load the GPU backend: $W/none.so: cannot open" "$W/m.1.err"
+	check "... rank 0 says why it is not on a GPU" grep -q "rank 0: no GPU (" "$W/m.0.err"
+	TIDAL_TRAIN_GPU_MODULE=$(ldd "$T" | awk '/libm\.so/ {print $3}') \
+		"$T" --backend cuda --iters 0 --log-every 0 >/dev/null 2>"$W/o.err"
+	check "a library that is not the module is refused as another build's" \
+		grep -q "not this tidal-train's GPU module" "$W/o.err"
+	if [ ! -e /proc/driver/nvidia/version ] && [ ! -e /dev/dxg ]; then
+		"$T" --iters 0 --log-every 0 >/dev/null 2>"$W/a.err"
+		check "no NVIDIA driver: --backend auto does not look for CUDA" \
+			grep -q "no GPU (no NVIDIA driver here" "$W/a.err"
+	fi
+else
+	echo "skip - tidal-train built without CUDA: no GPU module to check"
+fi
 
 # --- usage errors
 "$T" --hidden x >/dev/null 2>"$W/u.err"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # tests/pkg/test_install.sh - `make install` puts everything under one
 # prefix, whichever way it is spelt (PREFIX= or prefix=), with the tidald
-# unit beside the packages' units rather than in /etc/systemd/system, and
-# the conf/ examples and README among the docs; only the Slurm plugins go
-# elsewhere, into Slurm's PluginDir.
+# unit beside the packages' units rather than in /etc/systemd/system, the
+# GPU module of tidal-train where it looks (lib/tidal), and the conf/
+# examples and README among the docs; only the Slurm plugins go elsewhere,
+# into Slurm's PluginDir.
 #
 # GPL-2.0-or-later.
 set -uo pipefail
@@ -23,6 +24,7 @@ want() {
 		[ ! -x "$here/$BUILD/$f" ] || echo "$p/sbin/$f"
 	done
 	[ ! -x "$here/$BUILD/tidald" ] || echo "$p/lib/systemd/system/tidald.service"
+	[ ! -f "$here/$BUILD/tidal-train-cuda.so" ] || echo "$p/lib/tidal/tidal-train-cuda.so"
 	for m in "$here"/man/man*/*.[1-8]; do
 		echo "$p/share/man/man${m##*.}/$(basename "$m")"
 	done
@@ -53,6 +55,16 @@ for spelling in PREFIX=/usr prefix=/opt/tidal; do
 	else
 		bad "make install $spelling: files differ (< missing, > extra):"
 		diff "$W/want" "$W/have" | grep '^[<>]'
+	fi
+	if [ -f "$d$p/lib/tidal/tidal-train-cuda.so" ]; then
+		# From bindir it finds ../lib/tidal (gpu_module.h).
+		"$d$p/bin/tidal-train" --backend cuda --iters 0 --log-every 0 \
+			>/dev/null 2>"$W/gpu.err"
+		if grep -q "cannot load the GPU backend" "$W/gpu.err"; then
+			bad "make install $spelling: tidal-train does not find its GPU module: $(cat "$W/gpu.err")"
+		else
+			ok "make install $spelling: tidal-train loads its GPU module from $p/lib/tidal"
+		fi
 	fi
 	unit=$d$p/lib/systemd/system/tidald.service
 	if [ -f "$unit" ]; then
