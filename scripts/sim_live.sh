@@ -260,6 +260,15 @@ while ! none_left; do
 	fi
 done
 say "every job has left the queue after $(now_s) s"
+# The processes' own times first: they are kept even if sacct fails below.
+{
+	echo "# start $start"
+	for f in "$OUT/progress/"*.runs; do
+		[ -f "$f" ] || continue
+		n=$(basename "$f" .runs)
+		awk -v n="$n" '{ printf "%s\t%s\t%s\n", n, $1, $2 }' "$f"
+	done
+} >"$OUT/work.tsv"
 
 # slurmdbd has each job's end once its record carries an End.
 record() {
@@ -275,14 +284,6 @@ complete() {
 }
 wait_for 60 complete || die "sacct's record lacks jobs or ends after 60 s (see $OUT/slurm_acct.out.tmp, $OUT/sacct.err)"
 mv "$OUT/slurm_acct.out.tmp" "$OUT/slurm_acct.out"
-{
-	echo "# start $start"
-	for f in "$OUT/progress/"*.runs; do
-		[ -f "$f" ] || continue
-		n=$(basename "$f" .runs)
-		awk -v n="$n" '{ printf "%s\t%s\t%s\n", n, $1, $2 }' "$f"
-	done
-} >"$OUT/work.tsv"
 # A job the policy rejected is cancelled before it ever starts.
 rejected=$(awk -F'|' 'NR > 1 && $7 ~ /^CANCELLED/ && $8 == ""' "$OUT/slurm_acct.out" | wc -l)
 [ "$rejected" -eq 0 ] || say "$rejected job(s) rejected by the policy (cancelled before they started)"
