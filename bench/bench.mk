@@ -2,8 +2,9 @@
 # cost, scale from 10k to 1M jobs, checkpoint and resize times, tidalctl
 # latency under heart-beating agents (bench/ctl.sh), a burst of 10,000
 # jobs on the loopback cluster (bench/load.sh), srun's time to start
-# (bench/srun.sh) and Muri's interleaving against srsf, live and beside
-# tidal-sim (bench/muri_live.sh).  Results are printed as
+# (bench/srun.sh), a trainer world's start and the Tidal.RankStart that
+# models it (bench/rank_start.sh), and Muri's interleaving against srsf,
+# live and beside tidal-sim (bench/muri_live.sh).  Results are printed as
 # tables with the machine noted; nothing here is a pass/fail test.
 
 $(BUILD)/gen-trace: bench/gen_trace.cc
@@ -19,6 +20,7 @@ bench: $(BUILD)/tidal-sim $(BUILD)/gen-trace \
 	bench/ctl.sh $(BUILD)
 	bench/load.sh $(BUILD)
 	bench/srun.sh $(BUILD)
+	bench/rank_start.sh $(BUILD)
 	bench/muri_live.sh $(BUILD)
 
 # The loopback cluster's load benchmarks alone (bench/ctl.sh,

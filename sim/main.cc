@@ -515,7 +515,7 @@ void live_defaults(Params &cfg)
 		{"Tidal.RestartOverhead", "0.2"},
 		{"Tidal.RequeueDelay", "3"},
 		{"Tidal.PreemptRelease", "0.5"},
-		{"Tidal.RankStart", "0.45"},
+		{"Tidal.RankStart", "0.05"},
 	};
 	for (const auto &[key, value] : defaults)
 		if (!cfg.has(key))

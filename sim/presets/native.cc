@@ -20,7 +20,7 @@
  * later cycle.  Tidal.RankStart=S (seconds, default 0): a job with a
  * table, which a live replay runs as a trainer, takes S s more per GPU
  * at each start, resume or resize (tidal-launch bringing up its world of
- * ranks: 0.45 s each on the 2-core loopback cluster).
+ * ranks: 0.05 s each on the 2-core loopback cluster, bench/rank_start.sh).
  *
  * The elasticflow policies plan with measured throughputs: --profiles DIR
  * becomes their ElasticFlow.Profiles (a --param wins), and a job without

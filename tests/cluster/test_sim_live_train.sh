@@ -9,14 +9,14 @@
 #
 #   trace    8 jobs of 1 to 4 GPUs and 10 to 20 s on 4 x 8 GPUs, four of
 #            them elastic; jobs 2 and 7 cannot meet their deadlines
-#   model    --live's defaults, with Tidal.RankStart=0.45: the start of a
-#            trainer's world, 0.45 s a rank on 2 cores
+#   model    --live's defaults, with Tidal.RankStart=0.05: the start of a
+#            trainer's world, 0.05 s a rank on 2 cores (bench/rank_start.sh)
 #   checks   elasticflow rejects the same two jobs live as in the replay
 #            (cancelled before they start); every other job ran once, to
 #            its last step, under tidal-launch; the deadline ratio live
 #            within 0.02 of the replay's, average JCT and makespan within
-#            15% (a world's start is CPU-bound: 0.45 s a rank on a quiet
-#            machine, +7.5% makespan with two busy loops beside it)
+#            15% (a world's start is CPU-bound, so a loaded machine
+#            starts worlds later than the model says)
 #
 # run-scripts: alone
 # GPL-2.0-or-later.
