@@ -59,10 +59,11 @@ typedef struct {
  * jobs by their deadlines itself (tidal_engine_admits_by_deadline); if
  * not, the snapshot applies Slurm's deadline check (deadline_ok). */
 void tidal_snapshot_deadlines(int policy_admits);
-/* Job locks held: the time limit (minutes) to start JOB_PTR with under
- * Slurm's deadline rule, its limit cut to end by its --deadline (under
- * every policy: one that admits jobs by their deadlines plans them to end
- * by it); 0 to leave it as it is (no deadline). */
+/* Job locks held: the time limit (minutes) to start JOB_PTR with, its
+ * limit cut to its --deadline (under every policy): rounded down, as
+ * Slurm's rule has it, or, for a job a policy that admits jobs by their
+ * deadlines plans, rounded up, so that it is not ended before the
+ * deadline it was planned to meet; 0 to leave it as it is (no deadline). */
 uint32_t tidal_deadline_limit(job_record_t *job_ptr, time_t now);
 /* Job locks held: the GPUs a running job holds (its gres/gpu
  * allocation); 0 if none. */

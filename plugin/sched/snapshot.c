@@ -504,6 +504,7 @@ extern int tidal_alloc_gpus(job_record_t *job_ptr)
 }
 
 static bool policy_admits_deadlines;
+static bool _asks_gpus(job_record_t *job_ptr);
 
 extern void tidal_snapshot_deadlines(int policy_admits)
 {
@@ -526,14 +527,26 @@ static uint32_t _fitted_limit(job_record_t *job_ptr)
 	return limit == INFINITE || limit == NO_VAL ? 0 : limit;
 }
 
+/* A job the policy plans by its deadline (it admits jobs by their
+ * deadlines, and this one asks for GPUs) was planned to end by it to the
+ * second; its limit is rounded up to the minute, so that Slurm, whose
+ * limits are whole minutes, does not end it before its deadline (Fig 10's
+ * live replay: tidal-91 started 118 s before its deadline with 81 s of
+ * work, and its limit, rounded down as Slurm's scheduler does, ended it
+ * after 65 s).  The others keep Slurm's rule, rounded down: they end by
+ * their deadlines. */
 extern uint32_t tidal_deadline_limit(job_record_t *job_ptr, time_t now)
 {
 	uint32_t limit, until;
+	time_t left;
 
 	if (!job_ptr->deadline || job_ptr->deadline == NO_VAL ||
 	    job_ptr->deadline <= now)
 		return 0;
-	until = (uint32_t)((job_ptr->deadline - now) / 60);
+	left = job_ptr->deadline - now;
+	if (policy_admits_deadlines && _asks_gpus(job_ptr))
+		left += 59;
+	until = (uint32_t)(left / 60);
 	limit = _fitted_limit(job_ptr); /* 0: none */
 	return until == 0 ? 0 : limit ? MIN(limit, until) : until;
 }

@@ -5,9 +5,10 @@
 #
 #   profiles   $T/profiles/demo.csv (conf/throughput-demo.csv: iterations/s
 #              at 1, 2, 4, 8 GPUs for global batch 64)
-#   A          --train-model=demo --train-iters=20000, deadline in 1 h,
+#   A          --train-model=demo --train-iters=20000, deadline in 1 h 30 s,
 #              elastic 1-8: admitted; the idle cluster's leftover GPUs
-#              raise it to 8, the most its profile lists
+#              raise it to 8, the most its profile lists; its limit
+#              is 61 min, the deadline rounded up to the minute
 #   X          10^9 iterations due in 10 minutes: rejected (cancelled),
 #              its Reason naming its deadline and the GPU-time it needs
 #   N          no --train-model, --train-batch or --train-iters: rejected
@@ -28,9 +29,14 @@ RejectAction=cancel"
 train=(--train-model=demo --train-batch=64)
 
 a=$(submit "${train[@]}" --train-iters=20000 --elastic-gpus=1-8 --gpus=1 \
-	--deadline=now+1hour --wrap 'sleep 600')
+	--deadline=now+3630 --wrap 'sleep 600')
 check "A ($a) is admitted and runs at 8 GPUs, its profile's largest level" \
 	wait_for 40 has_gpus "$a" 8
+# Its limit is cut to its deadline rounded up to the minute (Slurm's rule
+# rounds down, to 60 minutes, and would end it before its deadline).
+limit_of() { scontrol -o show job "$1" | grep -o 'TimeLimit=[^ ]*'; }
+check "A's limit reaches its deadline, rounded up to the minute: $(limit_of "$a")" \
+	eval 'limit_of "$a" | grep -qx TimeLimit=01:01:00'
 check "tidalctl: the policy in force is elasticflow" \
 	eval "$TIDALCTL show policy | grep -q 'Policy=elasticflow'"
 # A rejected job is cancelled (RejectAction=cancel); its Reason stays.
