@@ -183,6 +183,8 @@ struct Runs {
 	int gpus = 0;
 	int runs = 0;      /* rows with a start */
 	bool open = false; /* a run with a start and no end */
+	double last = -INFINITY; /* the end of its last run, */
+	std::string state;       /* and sacct's state of that run */
 	std::vector<std::pair<double, double>> spans; /* each run */
 };
 
@@ -333,6 +335,10 @@ RunResult live_result(const std::string &path, const SimInput &in,
 			if (ended) {
 				x.end = std::max(x.end, en);
 				x.spans.push_back({st, en});
+				if (c_state >= 0 && en >= x.last) {
+					x.last = en;
+					x.state = csv.str(r, c_state);
+				}
 			} else {
 				x.open = true;
 			}
@@ -384,6 +390,18 @@ RunResult live_result(const std::string &path, const SimInput &in,
 		JobResult r = completed_result(done, x.end - zero);
 		if (x.gpus > 0)
 			r.gpus = x.gpus;
+		/* sacct's state of its last run ("CANCELLED by 0" keeps its
+		 * first word): a job that did not complete its work has not
+		 * met its deadline, whenever it ended. */
+		std::string state = x.state.substr(0, x.state.find(' '));
+		if (!state.empty() && state != "COMPLETED") {
+			r.unfinished = true;
+			out.warnings.push_back(
+				"live: job tidal-" + std::to_string(id) +
+				" ended " + state +
+				" without finishing its work: it counts as "
+				"missing any deadline it had");
+		}
 		/* Waiting: from its submit to its end, less its runs. */
 		double ran = 0;
 		for (const auto &[a, b] : x.spans) {

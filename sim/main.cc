@@ -765,6 +765,8 @@ int run(const Options &o)
 		 * the replay of the same input. */
 		RunResult live = live_result(live_record, in,
 					     "live:" + policies[0]);
+		for (const std::string &w : live.warnings)
+			warn(w);
 		Summary s = summarize(live, preset->metric_rules());
 		s.policy = live.policy;
 		runs.insert(runs.begin(), std::move(live));

@@ -9,7 +9,8 @@
  *   p99.9 queue  linear interpolation at 0.999 (n-1)
  *   utilisation  busy GPU-seconds / (GPUs x makespan window)
  *   deadline     on-time completions / jobs with a deadline (rejected
- *                jobs count as misses), unless the preset sets its own
+ *                jobs, and live jobs that did not finish their work,
+ *                count as misses), unless the preset sets its own
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -69,7 +70,8 @@ Summary summarize(const RunResult &r, const MetricRules &rules)
 	for (const JobResult &j : r.jobs) {
 		if (j.deadline != kNoDeadline) {
 			with_deadline++;
-			if (!j.rejected && j.end <= j.deadline)
+			if (!j.rejected && !j.unfinished &&
+			    j.end <= j.deadline)
 				on_time++;
 		}
 		if (j.rejected) {

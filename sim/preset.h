@@ -55,6 +55,10 @@ struct JobResult {
 	int preemptions = 0;
 	Time deadline = kNoDeadline;
 	bool rejected = false;
+	/* A live run's job that ended without finishing its work (sacct's
+	 * state of its last run not COMPLETED: TIMEOUT, FAILED, ...): it
+	 * counts as missing its deadline. */
+	bool unfinished = false;
 	double rho = -1;      /* finish-time fairness, -1 = not computed */
 };
 

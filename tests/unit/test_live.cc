@@ -1,13 +1,15 @@
 /*
  * test_live.cc - sim/live.cc: the trace F times faster, its submit plan,
  * sacct's record of a live run read back as a RunResult (requeued runs,
- * jobs never started, missing jobs, runs not ended), and the sacct-style
+ * jobs never started, missing jobs, runs not ended, jobs that did not
+ * finish their work), and the sacct-style
  * record tidal-sim writes.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -173,6 +175,48 @@ static void test_live_result(void **)
 	assert_int_equal(r.util[1].busy, 4);
 	near(r.util[2].t, 11);
 	assert_int_equal(r.util[2].busy, 12);
+}
+
+/* A job whose last run did not complete (TIMEOUT, FAILED) did not finish
+ * its work: it misses its deadline though it ended before it, and each is
+ * named in a warning.  A requeued run before a COMPLETED one does not
+ * count. */
+static void test_live_unfinished(void **)
+{
+	SimInput in = input();
+	std::string path = put(std::string(kHead) +
+		"40|tidal-1|2026-02-01T00:00:05|2026-02-01T00:00:06|"
+		"2026-02-01T00:00:50|REQUEUED|gres/gpu=4\n"
+		"40|tidal-1|2026-02-01T00:00:51|2026-02-01T00:01:10|"
+		"2026-02-01T00:02:00|COMPLETED|gres/gpu=4\n"
+		"41|tidal-2|2026-02-01T00:00:16|2026-02-01T00:00:16|"
+		"2026-02-01T00:01:16|TIMEOUT|gres/gpu=8\n"
+		"42|tidal-3|2026-02-01T00:00:25|2026-02-01T00:00:26|"
+		"2026-02-01T00:00:30|FAILED|gres/gpu=2\n");
+	RunResult r = live_result(path, in, "live:fifo");
+	assert_int_equal(r.jobs.size(), 3);
+	assert_false(r.jobs[0].unfinished);
+	assert_true(r.jobs[1].unfinished);
+	assert_true(r.jobs[1].end < r.jobs[1].deadline);
+	assert_true(r.jobs[2].unfinished);
+	assert_int_equal(r.warnings.size(), 2);
+	assert_non_null(strstr(r.warnings[0].c_str(),
+			       "job tidal-2 ended TIMEOUT without finishing"));
+	assert_non_null(strstr(r.warnings[1].c_str(), "tidal-3 ended FAILED"));
+	Summary s = summarize(r, MetricRules{});
+	assert_true(s.deadline_ratio.has_value());
+	near(*s.deadline_ratio, 0);
+	/* The same job COMPLETED meets it. */
+	std::string ok = put(std::string(kHead) +
+		"41|tidal-2|2026-02-01T00:00:16|2026-02-01T00:00:16|"
+		"2026-02-01T00:01:16|COMPLETED|gres/gpu=8\n"
+		"40|tidal-1|2026-02-01T00:00:05|2026-02-01T00:00:06|"
+		"2026-02-01T00:00:50|COMPLETED|gres/gpu=4\n"
+		"42|tidal-3|2026-02-01T00:00:25|2026-02-01T00:00:26|"
+		"2026-02-01T00:00:30|COMPLETED|gres/gpu=2\n");
+	r = live_result(ok, in, "live:fifo");
+	assert_true(r.warnings.empty());
+	near(*summarize(r, MetricRules{}).deadline_ratio, 1);
 }
 
 /* work.tsv beside the record: time 0 and each run to the microsecond. */
@@ -363,6 +407,7 @@ int main(void)
 		cmocka_unit_test(test_plan),
 		cmocka_unit_test(test_trainer_plan),
 		cmocka_unit_test(test_live_result),
+		cmocka_unit_test(test_live_unfinished),
 		cmocka_unit_test(test_live_work_times),
 		cmocka_unit_test(test_submit_delays),
 		cmocka_unit_test(test_live_errors),
