@@ -1076,6 +1076,13 @@ static void _copy_job(job_record_t *job_ptr, tidal_job_t *j, bool running)
 		j->state = TIDAL_JOB_RUNNING;
 		j->start = (double)job_ptr->start_time;
 		_job_alloc(job_ptr, j);
+		/* A limit rounded up to reach its deadline
+		 * (tidal_deadline_limit) runs past it by Slurm's minute, not
+		 * by the job's work: a job sized by its limit ends by it. */
+		if (j->time_limit > 0 && job_ptr->deadline &&
+		    job_ptr->deadline != NO_VAL &&
+		    j->start + j->time_limit > j->deadline)
+			j->time_limit = MAX(1.0, j->deadline - j->start);
 	}
 	to_heap = false;
 }

@@ -50,7 +50,8 @@
  *                                listed as running again)
  *
  * Output, after each cycle:  "job ID STATE gpus=G nodes=A,B signals=S
- * requeues=R reason=..."; tests/emu/test_*.sh grep it.
+ * requeues=R limit=MIN acct=... reason=..."; tests/emu/test_*.sh grep
+ * it.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -667,17 +668,21 @@ void emu_print(FILE *out)
 		job_record_t *j = by_id[id];
 		gres_job_state_t *a;
 		int gpus = 0;
+		char limit[16] = "-";
 
 		if (!j)
 			continue;
+		if (j->time_limit != NO_VAL && j->time_limit != INFINITE)
+			snprintf(limit, sizeof(limit), "%u", j->time_limit);
 		a = _gpu_state(j->gres_list_alloc);
 		for (uint32_t k = 0; a && k < a->node_cnt; k++)
 			gpus += (int)a->gres_cnt_node_alloc[k];
 		fprintf(out,
 			"job %u %s gpus=%d nodes=%s signals=%d requeues=%u "
-			"acct=%s reason=%s\n",
+			"limit=%s acct=%s reason=%s\n",
 			id, job_state_string(j->job_state), gpus,
 			j->nodes ? j->nodes : "-", signals[id], j->restart_cnt,
+			limit,
 			j->admin_comment ? j->admin_comment : "-",
 			j->state_desc ? j->state_desc : "-");
 	}

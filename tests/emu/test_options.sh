@@ -39,6 +39,8 @@ job 1 1 deadline=+3600 limit=60
 job 2 1 deadline=+3600 train-model=demo train-batch=64
 job 3 1 deadline=+3600 train-model=bert train-batch=64 train-iters=100
 job 4 1 elastic=1-8 deadline=+3600 train-model=demo train-batch=64 train-iters=1000
+job 5 1 deadline=+3630 train-model=demo train-batch=64 train-iters=1000
+job 6 1 deadline=+3630 limit=30 train-model=demo train-batch=64 train-iters=1000
 cycle
 EOF
 # With Profiles=, a pending job's --train-* work counts at its table's
@@ -63,6 +65,11 @@ expect 1 '^job 2 PENDING .*reason=TidalReject: elasticflow cannot plan .*: no --
 expect 1 '^job 3 PENDING .*reason=TidalReject: .*no throughput table for --train-model=bert \(tables: demo\)$' \
 	"elasticflow, a model without a table: rejected naming the tables"
 expect 1 '^job 4 RUNNING ' "a job with its profile and iterations runs"
+# Its limit is cut to its deadline rounded up to the minute: it was
+# planned to end by the deadline, and Slurm's rule (rounded down, 60)
+# would end it up to a minute before then.  Its own shorter limit stays.
+expect 1 '^job 5 RUNNING .* limit=61 ' "a planned deadline job's limit: the deadline in 3630 s, rounded up to 61 minutes"
+expect 1 '^job 6 RUNNING .* limit=30 ' "... or its own limit, when that ends first"
 if echo "$OUT" | grep -q 'profile for  at'; then fail "a Reason with an empty model name"; else pass "no Reason with an empty model name"; fi
 OUT=$PROF_OUT
 expect 1 '^job 1 RUNNING gpus=4 ' "Profiles=: --train-* work counted by its table, admitted and run"
