@@ -183,8 +183,7 @@ struct Runs {
 	int gpus = 0;
 	int runs = 0;      /* rows with a start */
 	bool open = false; /* a run with a start and no end */
-	double last = -INFINITY; /* the end of its last run, */
-	std::string state;       /* and sacct's state of that run */
+	std::string state; /* sacct's state of its last run (latest end) */
 	std::vector<std::pair<double, double>> spans; /* each run */
 };
 
@@ -333,12 +332,10 @@ RunResult live_result(const std::string &path, const SimInput &in,
 			x.runs++;
 			x.start = std::min(x.start, st);
 			if (ended) {
+				if (c_state >= 0 && en >= x.end)
+					x.state = csv.str(r, c_state);
 				x.end = std::max(x.end, en);
 				x.spans.push_back({st, en});
-				if (c_state >= 0 && en >= x.last) {
-					x.last = en;
-					x.state = csv.str(r, c_state);
-				}
 			} else {
 				x.open = true;
 			}
