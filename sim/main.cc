@@ -469,12 +469,7 @@ void check_unused(const Params &cfg, const Preset &preset,
 	if (cfg.unused().empty())
 		return;
 	std::vector<std::string> known = cfg.asked();
-	for (const PolicyInfo *i : all_policies()) {
-		Params probe;
-		i->make(probe);
-		for (const std::string &k : probe.asked())
-			known.push_back(k);
-	}
+	known.insert(known.end(), policy_keys().begin(), policy_keys().end());
 	for (const std::string &n : preset_names()) {
 		std::string err;
 		for (const std::string &k : make_preset(n, &err)->keys())

@@ -118,6 +118,21 @@ std::vector<const PolicyInfo *> all_policies()
 	return out;
 }
 
+const std::vector<std::string> &policy_keys()
+{
+	static const std::vector<std::string> keys = [] {
+		std::vector<std::string> out;
+		for (const PolicyInfo *i : all_policies()) {
+			Params probe;
+			i->make(probe);
+			for (const std::string &k : probe.asked())
+				out.push_back(k);
+		}
+		return out;
+	}();
+	return keys;
+}
+
 std::unique_ptr<Policy> make_policy(const std::string &name,
 				    const Params &params, std::string *err)
 {

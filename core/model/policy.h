@@ -92,6 +92,11 @@ struct PolicyInfo {
 void register_policy(PolicyInfo info);
 const PolicyInfo *find_policy(const std::string &name);
 std::vector<const PolicyInfo *> all_policies();
+/* Every key that some registered policy reads when made with no values,
+ * in registry order, each as its policy first asks it (repeats kept).
+ * Worked out at the first call, once per process: the registry is fixed
+ * after static init, and making every policy costs more than a parse. */
+const std::vector<std::string> &policy_keys();
 
 /* Make policy NAME.  RET: nullptr with *err set if the name is unknown or a
  * parameter is bad (errors name the key, the value and the rule). */

@@ -123,13 +123,10 @@ int Engine::configure(const std::string &text, const std::string &origin,
 		if (e.find("is not Key=Value") != std::string::npos)
 			add(&fatal, e);
 	std::vector<std::string> live, known = p.asked();
-	for (const PolicyInfo *i : all_policies()) {
+	for (const PolicyInfo *i : all_policies())
 		live.push_back(i->name);
-		Params probe; /* every policy's keys, to tell typos apart */
-		i->make(probe);
-		for (const std::string &k : probe.asked())
-			known.push_back(k);
-	}
+	/* every policy's keys, to tell typos apart */
+	known.insert(known.end(), policy_keys().begin(), policy_keys().end());
 	const PolicyInfo *info = find_policy(name);
 	std::unique_ptr<Policy> pol;
 	if (!info) {
