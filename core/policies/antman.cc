@@ -33,11 +33,42 @@ bool antman_opportunistic(const Job &job)
 	return job.best_effort || job.priority_class > 0;
 }
 
+double antman_default_util(bool opportunistic)
+{
+	return opportunistic ? 0.9 : 0.1;
+}
+
 double antman_util(const Job &job)
 {
 	if (job.gpu_util > 0)
 		return job.gpu_util / 100;
-	return antman_opportunistic(job) ? 0.9 : 0.1;
+	return antman_default_util(antman_opportunistic(job));
+}
+
+bool antman_before(const Job &a, const Job &b)
+{
+	bool oa = antman_opportunistic(a), ob = antman_opportunistic(b);
+	if (oa != ob)
+		return ob;
+	if (a.submit != b.submit)
+		return a.submit < b.submit;
+	return a.index < b.index;
+}
+
+std::vector<int> antman_least_utilised(const std::vector<double> &util,
+				       int n, double cap)
+{
+	std::vector<int> under;
+	for (size_t k = 0; k < util.size(); k++)
+		if (util[k] < cap)
+			under.push_back((int)k);
+	if (n < 0 || (int)under.size() < n)
+		return {};
+	std::stable_sort(under.begin(), under.end(), [&](int x, int y) {
+		return util[x] < util[y];
+	});
+	under.resize(n);
+	return under;
 }
 
 namespace
@@ -151,13 +182,7 @@ void Round::rank()
 	order_.resize(snap_.jobs.size());
 	std::iota(order_.begin(), order_.end(), 0);
 	std::stable_sort(order_.begin(), order_.end(), [&](int a, int b) {
-		const Job &x = job(a), &y = job(b);
-		bool ox = antman_opportunistic(x), oy = antman_opportunistic(y);
-		if (ox != oy)
-			return oy;
-		if (x.submit != y.submit)
-			return x.submit < y.submit;
-		return x.index < y.index;
+		return antman_before(job(a), job(b));
 	});
 	rank_of_.assign(order_.size(), 0);
 	for (size_t r = 0; r < order_.size(); r++)
@@ -415,18 +440,19 @@ void Round::opportunistic(int i, FreeMap &opp)
 			.note("util", util);
 		return;
 	}
-	int best = -1;
+	/* The least utilised unit it may join (one that may not stands at
+	 * the cap, so that it is never under it). */
+	std::vector<double> util_of(units_.size(), cap);
 	for (size_t k = 0; k < units_.size(); k++) {
 		const Unit &u = units_[k];
-		if (!u.shared || u.evicted || u.members.empty() ||
-		    u.util >= cap || placement_gpus(u.where) != n ||
-		    !sharing_.fits(n) ||
-		    (sharing_.jobs_per_gpu > 0 &&
-		     (int)u.members.size() >= sharing_.jobs_per_gpu))
-			continue;
-		if (best < 0 || u.util < units_[best].util)
-			best = (int)k;
+		if (u.shared && !u.evicted && !u.members.empty() &&
+		    placement_gpus(u.where) == n && sharing_.fits(n) &&
+		    (sharing_.jobs_per_gpu <= 0 ||
+		     (int)u.members.size() < sharing_.jobs_per_gpu))
+			util_of[k] = u.util;
 	}
+	std::vector<int> pick = antman_least_utilised(util_of, 1, cap);
+	int best = pick.empty() ? -1 : pick[0];
 	if (best < 0) {
 		decide(i, Action::Hold, n,
 		       "best-effort; no " + std::to_string(n) +

@@ -41,13 +41,17 @@
  *
  * The muri preset's AntMan (sim/presets/muri_antman.cc) is the anchor's
  * own model: jobs never leave, opportunistic ones slow down beside their
- * neighbours, and utilisation is bookkept with the anchor's float steps.
+ * neighbours, and utilisation is bookkept per GPU with the anchor's float
+ * steps.  It serves jobs in the same order and picks opportunistic GPUs
+ * by the same rule as this policy: antman_before, antman_default_util and
+ * antman_least_utilised are both's.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/model/policy.h"
 #include "core/placement/placement.h"
@@ -66,6 +70,19 @@ AntmanOptions antman_options(const Params &params);
 bool antman_opportunistic(const Job &job);
 /* JOB's GPU utilisation, 0..1 (its own, else AntMan's default). */
 double antman_util(const Job &job);
+/* AntMan's default utilisation: 0.9 for an opportunistic job, 0.1 for a
+ * guaranteed one (MODEL.md §4.2). */
+double antman_default_util(bool opportunistic);
+/* The order AntMan serves jobs in: guaranteed before opportunistic, each
+ * by submit time, then input order (a strict weak order, for a stable
+ * sort). */
+bool antman_before(const Job &a, const Job &b);
+/* Where N opportunistic jobs' worth go: the indices of the N least
+ * utilised of UTIL (one per GPU, or per set of GPUs) strictly under CAP,
+ * the lower index first among equals; none if fewer than N are under it
+ * (all or nothing). */
+std::vector<int> antman_least_utilised(const std::vector<double> &util,
+				       int n, double cap);
 
 class Antman : public Policy
 {

@@ -15,6 +15,11 @@
  *     opportunistic job, or the AntMan interleaving count
  *     (antman_iterations) times a guaranteed neighbour's iteration.
  *
+ * The order jobs are served in, the defaults of 0.1 and 0.9 and the pick
+ * of the least-utilised GPUs are core AntMan's (core/policies/antman.h),
+ * which sched/tidal runs: what is the anchor's own is the per-GPU ledger
+ * kept across events below, with its reservations and float residues.
+ *
  * GPU utilisations are bookkept with the anchor's exact float operations
  * (+0.09 when a guaranteed job takes a GPU, +0.01 on every one of its GPUs
  * when it is complete, -0.1 on release; +-0.9 for opportunistic jobs):
@@ -35,6 +40,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "core/policies/antman.h"
 #include "core/profiles/interleave.h"
 #include "sim/csv.h"
 #include "sim/presets/muri_model.h"
@@ -75,7 +81,8 @@ public:
 	{
 		AJob &a = state_[&m];
 		a.remaining_gpu = m.job.gpus;
-		a.gpu_util = m.job.priority_class == 0 ? 0.1 : 0.9;
+		/* The anchor's defaults, whatever the trace says. */
+		a.gpu_util = antman_default_util(antman_opportunistic(m.job));
 	}
 	void leave(MJob &m) override;
 	void schedule(std::vector<MJob *> &runnable, Time now) override;
@@ -196,23 +203,23 @@ bool AntmanScheduler::place_guaranteed_wide(MJob &m, AJob &a)
 	return true;
 }
 
-/* All or nothing on the least-utilised GPUs under the cap. */
+/* All or nothing on the least-utilised GPUs under the cap (core's rule,
+ * over every GPU in node order). */
 bool AntmanScheduler::place_opportunistic(MJob &m, AJob &a)
 {
-	std::vector<std::pair<int, int>> under;
+	std::vector<std::pair<int, int>> at;
+	std::vector<double> util;
 	for (size_t n = 0; n < gpus_.size(); n++)
-		for (size_t k = 0; k < gpus_[n].size(); k++)
-			if (gpus_[n][k].util < util_cap_)
-				under.push_back({(int)n, (int)k});
-	if ((int)under.size() < m.job.gpus)
+		for (size_t k = 0; k < gpus_[n].size(); k++) {
+			at.push_back({(int)n, (int)k});
+			util.push_back(gpus_[n][k].util);
+		}
+	std::vector<int> pick =
+		antman_least_utilised(util, m.job.gpus, util_cap_);
+	if (pick.empty() && m.job.gpus > 0)
 		return false;
-	std::stable_sort(under.begin(), under.end(),
-			 [&](const auto &x, const auto &y) {
-				 return gpus_[x.first][x.second].util <
-					gpus_[y.first][y.second].util;
-			 });
-	under.resize(m.job.gpus);
-	for (auto [n, k] : under) {
+	for (int i : pick) {
+		auto [n, k] = at[i];
 		gpus_[n][k].util += a.gpu_util;
 		gpus_[n][k].opportunistic.push_back(&m);
 		a.gpus.push_back({n, k});
@@ -224,7 +231,7 @@ bool AntmanScheduler::place_opportunistic(MJob &m, AJob &a)
 bool AntmanScheduler::place(MJob &m)
 {
 	AJob &a = state_[&m];
-	if (m.job.priority_class != 0)
+	if (antman_opportunistic(m.job))
 		return place_opportunistic(m, a);
 	if (m.job.gpus > (int)gpus_[0].size())
 		return place_guaranteed_wide(m, a);
@@ -239,8 +246,8 @@ void AntmanScheduler::leave(MJob &m)
 	AJob &a = it->second;
 	for (auto [n, k] : a.gpus) {
 		Gpu &g = gpus_[n][k];
-		auto &list = m.job.priority_class == 0 ? g.guaranteed
-						       : g.opportunistic;
+		auto &list = antman_opportunistic(m.job) ? g.opportunistic
+							 : g.guaranteed;
 		auto pos = std::find(list.begin(), list.end(), &m);
 		if (pos != list.end()) {
 			list.erase(pos);
@@ -275,13 +282,7 @@ void AntmanScheduler::schedule(std::vector<MJob *> &runnable, Time now)
 {
 	std::stable_sort(runnable.begin(), runnable.end(),
 			 [](const MJob *x, const MJob *y) {
-				 const Job &a = x->job, &b = y->job;
-				 if (a.priority_class != b.priority_class)
-					 return a.priority_class <
-						b.priority_class;
-				 if (a.submit != b.submit)
-					 return a.submit < b.submit;
-				 return a.index < b.index;
+				 return antman_before(x->job, y->job);
 			 });
 	decisions++;
 	for (MJob *m : runnable) {
@@ -297,9 +298,9 @@ void AntmanScheduler::schedule(std::vector<MJob *> &runnable, Time now)
 	}
 	for (MJob *m : runnable)
 		if (m->job.state == JobState::Running)
-			m->itertime_cur = m->job.priority_class == 0
-						  ? m->job.iter_time
-						  : iter_time(*m);
+			m->itertime_cur = antman_opportunistic(m->job)
+						  ? iter_time(*m)
+						  : m->job.iter_time;
 }
 
 } /* namespace */

@@ -198,6 +198,44 @@ static void test_no_sharing(void **)
 	assert_int_equal((int)d3->colocate, 0);
 }
 
+/* The rules the muri preset's anchor model shares with the policy. */
+static void test_shared_rules(void **)
+{
+	/* Guaranteed first, then by submit time, then input order. */
+	Job g = job(1, 1, 50, 100), o = best_effort(2, 10);
+	Job c = job(3, 1, 5, 100);
+	c.priority_class = 2;
+	g.index = 1, o.index = 2, c.index = 3;
+	assert_true(antman_before(g, o));
+	assert_false(antman_before(o, g));
+	assert_true(antman_before(g, c));
+	assert_true(antman_before(c, o)); /* both opportunistic: submit */
+	Job g2 = job(4, 1, 50, 100);
+	g2.index = 4;
+	assert_true(antman_before(g, g2));
+	assert_false(antman_before(g2, g));
+	assert_false(antman_before(g, g));
+	assert_float_equal(antman_default_util(false), 0.1, 0);
+	assert_float_equal(antman_default_util(true), 0.9, 0);
+	assert_float_equal(antman_util(o), 0.9, 0);
+	o.gpu_util = 40;
+	assert_float_equal(antman_util(o), 0.4, 1e-12);
+
+	/* The least utilised under the cap, the lower index among equals,
+	 * all or nothing. */
+	std::vector<double> u = { 0.5, 0.1, 0.8, 0.1, 0.79 };
+	std::vector<int> pick = antman_least_utilised(u, 3, 0.8);
+	assert_int_equal(pick.size(), 3);
+	assert_int_equal(pick[0], 1);
+	assert_int_equal(pick[1], 3);
+	assert_int_equal(pick[2], 0);
+	assert_true(antman_least_utilised(u, 5, 0.8).empty()); /* 0.8 is not under */
+	assert_int_equal(antman_least_utilised(u, 5, 0.81).size(), 5);
+	assert_true(antman_least_utilised(u, 0, 0.8).empty());
+	assert_true(antman_least_utilised(u, -1, 0.8).empty());
+	assert_true(antman_least_utilised({}, 1, 0.8).empty());
+}
+
 static void test_bad_params(void **)
 {
 	Params p;
@@ -221,6 +259,7 @@ int main(void)
 		cmocka_unit_test(test_owner_grows),
 		cmocka_unit_test(test_busy_owner),
 		cmocka_unit_test(test_no_sharing),
+		cmocka_unit_test(test_shared_rules),
 		cmocka_unit_test(test_bad_params),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
