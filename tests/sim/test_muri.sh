@@ -48,6 +48,13 @@ check "muri trace3 (tail)" "$J" muri-s p99_jct 947436.614193 5
 check "muri trace3 (tail)" "$J" muri-l p99_jct 926787.271190 5
 check "muri trace3 (tail)" "$J" antman p99_jct 3904420.793005 0.5
 
+# AntMan's model reproduces the anchor's run to the printed digits: held
+# there, so that a change to the rules it shares with core AntMan
+# (core/policies/antman.h) cannot drift within the README's 1%.
+check "muri trace3 (antman, exact)" "$J" antman avg_jct 305453.940738 0.001
+check "muri trace3 (antman, exact)" "$J" antman makespan 8174140.280030 0.001
+check "muri trace3 (antman, exact)" "$J" antman p99_jct 3904420.793005 0.001
+
 J=$TMP/anchor.json
 check "muri trace3 (anchor matcher)" "$J" muri-s avg_jct 83242.464513 0.001
 check "muri trace3 (anchor matcher)" "$J" muri-l avg_jct 88686.973128 0.001
