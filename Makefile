@@ -67,7 +67,7 @@ $(BUILD)/obj/proto/http.o: TIDAL_CXXFLAGS += -DTIDAL_HAVE_MHD $(MHD_CFLAGS)
 endif
 
 .PHONY: all check check-unit check-sim check-fuzz check-emu check-cluster \
-	bench bench-load demo install deps clean distclean help fuzz check-build \
+	bench bench-load bench-live demo install deps clean distclean help fuzz check-build \
 	deb
 
 all: $(BUILD)/tidal-sim plugin node

@@ -23,6 +23,13 @@ bench: $(BUILD)/tidal-sim $(BUILD)/gen-trace \
 	bench/rank_start.sh $(BUILD)
 	bench/muri_live.sh $(BUILD)
 
+# Simulator mode's fidelity (bench/sim_live.sh): ElasticFlow's Fig 10
+# trace and a 200-job synthetic one, live and replayed, under fifo,
+# tiresias, elastic-edf and elasticflow.  About four hours on 2 cores, with
+# nothing else running: not part of `make bench`.
+bench-live: $(BUILD)/tidal-sim $(BUILD)/gen-trace plugin node
+	bench/sim_live.sh $(BUILD)
+
 # The loopback cluster's load benchmarks alone (bench/ctl.sh,
 # bench/load.sh, bench/srun.sh; BENCH_CTL_*, BENCH_LOAD_* and BENCH_SRUN_*
 # set their size).

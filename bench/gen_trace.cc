@@ -1,7 +1,7 @@
 /*
  * gen_trace.cc - a synthetic trace in Tidal's CSV format for benchmarks.
  *
- *   gen-trace JOBS GPUS_TOTAL LOAD SEED > trace.csv
+ *   gen-trace JOBS GPUS_TOTAL LOAD SEED [PROFILES_DIR] > trace.csv
  *
  * Poisson arrivals; GPU counts 1/2/4/8/16/32 with Philly-like weights;
  * log-normal durations (median 30 min).  The arrival rate is set so the
@@ -9,12 +9,32 @@
  * is deterministic for a seed (its own xorshift and Box-Muller, not the
  * implementation-defined std:: distributions).
  *
+ * Without PROFILES_DIR: Tidal's CSV (id,submit,gpus,duration).
+ *
+ * With PROFILES_DIR (ElasticFlow's throughput tables, one MODEL.csv each:
+ * global_batch_size,1,2,4,...): ElasticFlow's generated-trace format
+ * (job_id,submit_time,iteration,model_name,ddl,batch_size,num_gpu,
+ * duration,best_effort), which every policy replays, the elastic ones by
+ * iterations and throughput.  A job's model is one of the tables (in name
+ * order, uniformly), its batch size one of the table's rows, its GPU
+ * count one of the table's columns up to 8 (Philly's weights, 16 and 32
+ * folded into 8); its iterations are what the drawn duration runs at that
+ * size, its duration those iterations' time again (whole seconds), and
+ * its deadline submit + 1.5 x duration, as in ElasticFlow's Fig 10 trace.
+ *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
+#include <dirent.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
 
 static std::uint64_t state;
 
@@ -32,10 +52,87 @@ static double normal()
 	       std::cos(2 * M_PI * uniform());
 }
 
+/* One model's throughput table: iterations per second by batch size,
+ * then GPU count. */
+struct Model {
+	std::string name;
+	std::vector<int> batches;
+	std::map<int, std::map<int, double>> tput;
+};
+
+static std::vector<std::string> split(const std::string &line)
+{
+	std::vector<std::string> out;
+	size_t at = 0;
+	for (size_t c; (c = line.find(',', at)) != std::string::npos; at = c + 1)
+		out.push_back(line.substr(at, c - at));
+	out.push_back(line.substr(at)); /* "a," is two fields */
+	return out;
+}
+
+/* The tables of DIR, by name; exits 2 naming the file and line that is
+ * not one. */
+static std::vector<Model> load_models(const char *dir)
+{
+	std::vector<std::string> names;
+	DIR *d = opendir(dir);
+	if (!d) {
+		std::fprintf(stderr, "gen-trace: %s: cannot read the directory\n", dir);
+		std::exit(2);
+	}
+	while (dirent *e = readdir(d)) {
+		std::string n = e->d_name;
+		if (n.size() > 4 && n.compare(n.size() - 4, 4, ".csv") == 0)
+			names.push_back(n);
+	}
+	closedir(d);
+	std::sort(names.begin(), names.end());
+	std::vector<Model> models;
+	for (const std::string &n : names) {
+		std::string path = std::string(dir) + "/" + n;
+		std::ifstream in(path);
+		std::string line;
+		std::getline(in, line);
+		std::vector<std::string> head = split(line);
+		if (head.size() < 2 || head[0] != "global_batch_size") {
+			std::fprintf(stderr, "gen-trace: %s:1: want global_batch_size,GPUS...\n",
+				     path.c_str());
+			std::exit(2);
+		}
+		Model m;
+		m.name = n.substr(0, n.size() - 4);
+		for (int ln = 2; std::getline(in, line); ln++) {
+			std::vector<std::string> f = split(line);
+			if (line.empty())
+				continue;
+			if (f.size() != head.size()) {
+				std::fprintf(stderr, "gen-trace: %s:%d: %zu fields, the header has %zu\n",
+					     path.c_str(), ln, f.size(), head.size());
+				std::exit(2);
+			}
+			int b = std::atoi(f[0].c_str());
+			for (size_t k = 1; k < f.size(); k++) {
+				double v = std::atof(f[k].c_str());
+				if (v > 0)
+					m.tput[b][std::atoi(head[k].c_str())] = v;
+			}
+			if (!m.tput[b].empty())
+				m.batches.push_back(b);
+		}
+		if (!m.batches.empty())
+			models.push_back(std::move(m));
+	}
+	if (models.empty()) {
+		std::fprintf(stderr, "gen-trace: %s: no throughput table (MODEL.csv)\n", dir);
+		std::exit(2);
+	}
+	return models;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 5) {
-		std::fprintf(stderr, "usage: gen-trace JOBS GPUS_TOTAL LOAD SEED\n");
+	if (argc != 5 && argc != 6) {
+		std::fprintf(stderr, "usage: gen-trace JOBS GPUS_TOTAL LOAD SEED [PROFILES_DIR]\n");
 		return 2;
 	}
 	long jobs = std::atol(argv[1]);
@@ -48,14 +145,50 @@ int main(int argc, char **argv)
 	}
 	static const int sizes[] = {1, 2, 4, 8, 16, 32};
 	static const double weights[] = {0.62, 0.12, 0.12, 0.10, 0.03, 0.01};
+	/* With throughput tables: up to 8 GPUs, 16 and 32 folded into 8. */
+	static const int esizes[] = {1, 2, 4, 8};
+	static const double eweights[] = {0.62, 0.12, 0.12, 0.14};
 	const double median = 1800, sigma = 1.2;
 	/* Mean GPU-seconds per job, for the arrival rate. */
 	double mean_gpus = 0;
 	for (int i = 0; i < 6; i++)
-		mean_gpus += sizes[i] * weights[i];
+		mean_gpus += argc == 6 ? (i < 4 ? esizes[i] * eweights[i] : 0)
+				       : sizes[i] * weights[i];
 	double mean_dur = median * std::exp(sigma * sigma / 2);
 	double rate = load * gpus_total / (mean_gpus * mean_dur);
 	double t = 0;
+	if (argc == 6) {
+		std::vector<Model> models = load_models(argv[5]);
+		std::printf("job_id,submit_time,iteration,model_name,ddl,batch_size,"
+			    "num_gpu,duration,best_effort\n");
+		for (long i = 0; i < jobs; i++) {
+			t += -std::log(uniform()) / rate;
+			const Model &m = models[(size_t)(uniform() * models.size())];
+			int b = m.batches[(size_t)(uniform() * m.batches.size())];
+			const std::map<int, double> &row = m.tput.at(b);
+			double u = uniform(), acc = 0;
+			int g = row.begin()->first;
+			for (int k = 0; k < 4; k++) {
+				acc += eweights[k];
+				if (u <= acc) {
+					/* the largest the table has up to that size */
+					for (const auto &[n, v] : row)
+						if (n <= esizes[k])
+							g = n;
+					break;
+				}
+			}
+			double want = std::max(1.0, std::round(median * std::exp(sigma * normal())));
+			double tp = row.at(g);
+			long iters = std::max(1L, std::lround(want * tp));
+			long dur = std::max(1L, std::lround(iters / tp));
+			long submit = std::lround(t);
+			std::printf("%ld,%ld,%ld,%s,%ld,%d,%d,%ld,0\n", i, submit, iters,
+				    m.name.c_str(), submit + std::lround(1.5 * dur), b, g,
+				    dur);
+		}
+		return 0;
+	}
 	std::printf("id,submit,gpus,duration\n");
 	for (long i = 0; i < jobs; i++) {
 		t += -std::log(uniform()) / rate;
