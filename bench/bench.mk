@@ -25,8 +25,8 @@ bench: $(BUILD)/tidal-sim $(BUILD)/gen-trace \
 
 # Simulator mode's fidelity (bench/sim_live.sh): ElasticFlow's Fig 10
 # trace and a 200-job synthetic one, live and replayed, under fifo,
-# tiresias, elastic-edf and elasticflow.  About four hours on 2 cores, with
-# nothing else running: not part of `make bench`.
+# tiresias, elastic-edf and elasticflow.  About two and a half hours on 2
+# cores, with nothing else running: not part of `make bench`.
 bench-live: $(BUILD)/tidal-sim $(BUILD)/gen-trace plugin node
 	bench/sim_live.sh $(BUILD)
 

@@ -15,12 +15,12 @@
 #           format over its A100 throughput tables (models, batch sizes,
 #           iterations and deadlines of submit + 1.5 x duration), on
 #           conf/slurm.conf's 8 x 8 GPUs, divided by
-#           BENCH_LIVE_SPEEDUP_SYN200 (default 30: its median job runs
-#           1,800 s with 900 s to spare, a minute and half a minute live;
-#           compressed further, the fixed costs of a start and a cycle
-#           leave the elastic policies' deadlines all but unmeetable,
-#           in the replay as live: elasticflow's ratio is 0.92 unscaled,
-#           0.265 at 30, 0.005 at 60)
+#           BENCH_LIVE_SPEEDUP_SYN200 (default 120: its median job runs
+#           1,800 s with 900 s to spare, 15 s and 7.5 s live; with
+#           --live's costs replayed unscaled, elastic-edf's deadline ratio
+#           is 0.905 at 1x and 0.86 at 120x, elasticflow's 0.94 and
+#           0.875, tiresias' 0.815 and 0.425: its requeues cost 3 live
+#           seconds each)
 # The policies: BENCH_LIVE_POLICIES (default "fifo tiresias elastic-edf
 # elasticflow").  BENCH_LIVE_OUT=DIR keeps every run's directory (the
 # live record, slurmctld's log, the per-job CSV) under DIR.
@@ -28,7 +28,8 @@
 # The tolerance wanted of simulator mode is 5% in average JCT and
 # makespan and 0.02 in the deadline ratio; a row beyond it is marked "!".
 # Timing-sensitive: run it with nothing else on the machine (the whole of
-# it takes about four hours on 2 cores, half an hour a run).  Needs root,
+# it takes about two and a half hours on 2 cores: half an hour a Fig 10
+# run, ten minutes a syn200 one).  Needs root,
 # Slurm, munge, the plugin and the node side, like the cluster tests;
 # without them tidal-sim --live says what is missing.
 #
@@ -63,7 +64,7 @@ printf 'ClusterName=fig10\nGresTypes=gpu\nNodeName=n[1-16] CPUs=16 RealMemory=64
 trace() {
 	case $1 in
 	fig10) echo "$W/fig10.conf $EF/traces/generated_fig10_100jobs_1500lam_seed1.csv ${BENCH_LIVE_SPEEDUP_FIG10:-450}" ;;
-	syn200) echo "$ROOT/conf/slurm.conf $W/syn200.csv ${BENCH_LIVE_SPEEDUP_SYN200:-30}" ;;
+	syn200) echo "$ROOT/conf/slurm.conf $W/syn200.csv ${BENCH_LIVE_SPEEDUP_SYN200:-120}" ;;
 	*) return 1 ;;
 	esac
 }
