@@ -27,7 +27,9 @@
 # (default /tmp/tidal-check-quiet.lock) while it runs, such a script an
 # exclusive one; a turnstile lock beside it lets a waiting "alone" script
 # in before the scripts that come after it.
-# Exits non-zero if any script failed; 2 on bad usage.
+# A script that ends well without one check (it said "skipped") is named
+# in a line of its own.  Exits non-zero if any script failed; 2 on bad
+# usage.
 set -uo pipefail
 jobs=1
 if [ "${1:-}" = -j ]; then
@@ -99,7 +101,7 @@ else
 	wait
 fi
 
-pass=0 fail=0 failed=() times=()
+pass=0 fail=0 failed=() skipped=() times=()
 for i in "${!scripts[@]}"; do
 	name=$(basename "${scripts[$i]}" .sh)
 	if [ -f "$dir/result.$i" ]; then
@@ -113,9 +115,15 @@ for i in "${!scripts[@]}"; do
 	if [ "$rc" -ne 0 ]; then
 		failed+=("$(basename "${scripts[$i]}") (exit $rc)")
 		[ "$f" -gt 0 ] || fail=$((fail + 1))
+	elif [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+		skipped+=("$(basename "${scripts[$i]}")")
 	fi
 done
 [ ${#failed[@]} -eq 0 ] || echo "$tier: failed scripts: ${failed[*]}"
+# A script that ends well without a check (it found something missing
+# and said "skipped") is no pass: named, so that a tier that checked
+# nothing does not read as one that checked everything.
+[ ${#skipped[@]} -eq 0 ] || echo "$tier: scripts that ran no check: ${skipped[*]}"
 if [ ${#times[@]} -gt 1 ]; then
 	echo "$tier: slowest: $(printf '%s\n' "${times[@]}" | sort -rn | head -n 5 |
 		awk '{printf "%s%s %d s", (NR > 1 ? ", " : ""), $2, $1}')"
