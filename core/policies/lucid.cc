@@ -67,6 +67,16 @@ int lucid_score(double util, const LucidOptions &o)
 	return util < o.score_bounds[0] ? 0 : util < o.score_bounds[1] ? 1 : 2;
 }
 
+double lucid_priority(double estimate, int gpus)
+{
+	return estimate * std::max(1, gpus);
+}
+
+bool lucid_profile_before(const Job &a, const Job &b)
+{
+	return a.gpus < b.gpus;
+}
+
 namespace
 {
 
@@ -85,13 +95,14 @@ std::string gpus(int n)
 	return std::to_string(n) + (n == 1 ? " GPU" : " GPUs");
 }
 
-/* Lucid's priority: estimated duration x GPUs, smaller first. */
+/* Lucid's priority, by the job's estimate, else what it has left, else
+ * a year. */
 double priority(const Job &j)
 {
 	double est = j.estimate > 0 ? j.estimate
 		     : j.time_known ? j.remaining_time()
 				    : 365 * 86400.0;
-	return est * std::max(1, j.gpus);
+	return lucid_priority(est, j.gpus);
 }
 
 } /* namespace */
@@ -379,7 +390,7 @@ void LucidRound::running(int i)
 void LucidRound::profile_queue(std::vector<int> &q)
 {
 	std::stable_sort(q.begin(), q.end(), [&](int a, int b) {
-		return job(a).gpus < job(b).gpus;
+		return lucid_profile_before(job(a), job(b));
 	});
 	JobId blocked = 0;
 	for (int i : q) {

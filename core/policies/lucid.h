@@ -51,7 +51,9 @@
  * Placement=<scheme> (default best-fit, Lucid's consolidate placer).
  *
  * The lucid preset (sim/presets/lucid*.cc) is the anchor's own model, its
- * profiler cluster, forecast file and quirks included.
+ * profiler cluster, forecast file and quirks included; it packs by the
+ * same rule (core/placement/packing.h), and ranks and profiles jobs by
+ * lucid_priority and lucid_profile_before, as this policy does.
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
@@ -86,6 +88,13 @@ LucidOptions lucid_options(const Params &params);
 
 /* The sharescore (0..2) of a GPU utilisation of UTIL percent. */
 int lucid_score(double util, const LucidOptions &o);
+
+/* Lucid's priority of a job of ESTIMATE seconds on GPUS GPUs: its
+ * estimated GPU time, smaller first (a job of no GPU counts as one). */
+double lucid_priority(double estimate, int gpus);
+/* The profiler's order, Least-GPU-First (a stable sort keeps arrival
+ * order among equals; the first job that does not fit stops the rest). */
+bool lucid_profile_before(const Job &a, const Job &b);
 
 /* What profiling measured of one job. */
 struct LucidProfile {

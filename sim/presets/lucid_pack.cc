@@ -28,6 +28,7 @@
 #include <limits>
 
 #include "core/placement/packing.h"
+#include "core/policies/lucid.h"
 #include "sim/csv.h"
 #include "sim/presets/lucid_pack.h"
 
@@ -103,7 +104,7 @@ PackReplay::PackReplay(const PackInput &in)
 					"lucid preset: no estimate for job " +
 					std::to_string(j.id) +
 					" (the lucid policy needs one per job)");
-			p.priority = j.estimate * j.gpus;
+			p.priority = lucid_priority(j.estimate, j.gpus);
 			p.key = workload_key(j);
 			p.score = in.tables->score(p.key, j.id);
 		}

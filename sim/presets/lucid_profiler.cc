@@ -20,6 +20,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/policies/lucid.h"
 #include "sim/csv.h"
 #include "sim/presets/lucid_pack.h"
 
@@ -112,7 +113,7 @@ bool Profiler::admit(Time t)
 bool Profiler::place(Time t)
 {
 	std::stable_sort(queue_.begin(), queue_.end(), [&](size_t a, size_t b) {
-		return jobs_[a].gpus < jobs_[b].gpus;
+		return lucid_profile_before(jobs_[a], jobs_[b]);
 	});
 	size_t placed = 0;
 	for (size_t i : queue_) {

@@ -251,6 +251,18 @@ static void test_auto_sharing(void **)
 	}
 }
 
+/* The ranks the lucid preset's anchor model shares with the policy. */
+static void test_shared_ranks(void **)
+{
+	assert_float_equal(lucid_priority(100, 4), 400, 0);
+	assert_float_equal(lucid_priority(100, 0), 100, 0); /* as one GPU */
+	Job a = job(1, 2, 0, 100), b = job(2, 1, 5, 100), c = job(3, 1, 9, 100);
+	assert_true(lucid_profile_before(b, a));
+	assert_false(lucid_profile_before(a, b));
+	assert_false(lucid_profile_before(b, c)); /* equals: arrival order */
+	assert_false(lucid_profile_before(c, b));
+}
+
 static void test_bad_params(void **)
 {
 	for (auto [k, v, what] :
@@ -279,6 +291,7 @@ int main(void)
 		cmocka_unit_test(test_pack),
 		cmocka_unit_test(test_blocking),
 		cmocka_unit_test(test_auto_sharing),
+		cmocka_unit_test(test_shared_ranks),
 		cmocka_unit_test(test_bad_params),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
