@@ -65,7 +65,19 @@ while [ $SECONDS -lt $end ]; do
 done
 show_queue
 
-share_of() { "$TIDALCTL" -o explain "$1" | grep -o 'share=[0-9.]*' | cut -d= -f2; }
+# A job the thirteenth round requeued is neither pending nor running
+# until its requeue is done (a few seconds), and tidalctl explain refuses
+# it meanwhile: on a loaded machine the reads below can come after that
+# round's start, so each is tried again for up to 30 s.
+share_of() {
+	local s t
+	for t in $(seq 30); do
+		s=$("$TIDALCTL" -o explain "$1" 2>/dev/null | grep -o 'share=[0-9.]*' | cut -d= -f2)
+		[ -z "$s" ] || break
+		sleep 1
+	done
+	echo "$s"
+}
 total_stops=0
 for j in "${jobs[@]}"; do
 	share=$(share_of "$j")
