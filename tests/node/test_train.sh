@@ -123,10 +123,15 @@ check "SIGUSR2: a checkpoint of that step is complete" \
 	test -f "$(printf '%s/cks/ckpt-%012d.done' "$W" "${s0:-0}")"
 check "SIGUSR2: the ckpt event precedes stopped" \
 	test "$(jq -r .ev "$W/s.0" | grep -E 'ckpt|stopped' | tr '\n' ' ')" = "ckpt stopped "
-it=$(jq -r 'select(.ev=="step") | .it_s' "$W/s.0" | tail -3 | head -1)
-# Never faster than the table; slower only by scheduling delays (2 busy cores).
-check "profile mode: 2 ranks run at the table's 20 it/s (got $it)" \
-	awk -v x="$it" 'BEGIN { exit !(x > 12 && x <= 20.6) }'
+# The rate of the whole run, its steps over the sum of their windows
+# (--log-every 1: one step each): step N is due no sooner than N steps
+# after the first, so the run is never faster than the table; slower
+# only by scheduling delays (2 busy cores).  One window may be: a step
+# made late is made up by the next ones (a loaded machine measured one
+# at 21.6 it/s).
+it=$(jq -s 'map(select(.ev=="step") | 1 / .it_s) | length / add' "$W/s.0")
+check "profile mode: 2 ranks run at the table's 20 it/s (got $it over the run)" \
+	awk -v x="$it" 'BEGIN { exit !(x > 12 && x <= 20.2) }'
 
 # World 3 lies between the table's 2 (20 it/s) and 4 (15 it/s): the
 # straight line gives 17.5; world 5 is past the last column: an error.
