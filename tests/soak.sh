@@ -50,6 +50,9 @@ table() {
 
 rounds=10 first=1 dir= load=1
 while [ $# -gt 0 ]; do
+	case $1 in -r | -f | -o | --table)
+		[ $# -ge 2 ] || { echo "soak.sh: $1 wants a value" >&2; exit 2; } ;;
+	esac
 	case $1 in
 	-r) rounds=${2:-}; shift 2 ;;
 	-f) first=${2:-}; shift 2 ;;
