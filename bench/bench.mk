@@ -7,9 +7,10 @@
 # live and beside tidal-sim (bench/muri_live.sh).  Results are printed as
 # tables with the machine noted; nothing here is a pass/fail test.
 
-$(BUILD)/gen-trace: bench/gen_trace.cc
+$(BUILD)/gen-trace: bench/gen_trace.cc $(BUILD)/libtidal-sim.a \
+		$(BUILD)/libtidal-core.a
 	@mkdir -p $(dir $@)
-	$(CXX) -std=c++20 -O2 -o $@ $<
+	$(CXX) $(TIDAL_CXXFLAGS) -o $@ $< $(TIDAL_LDFLAGS) $(TIDAL_LIBS)
 
 bench: $(BUILD)/tidal-sim $(BUILD)/gen-trace \
 		$(filter $(BUILD)/tidal-train,$(NODE_TARGETS))

@@ -24,17 +24,16 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
-#include <dirent.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
+
+#include "core/profiles/throughput_table.h"
 
 static std::uint64_t state;
 
@@ -52,71 +51,33 @@ static double normal()
 	       std::cos(2 * M_PI * uniform());
 }
 
-/* One model's throughput table: iterations per second by batch size,
- * then GPU count. */
+/* A model's batch sizes with a measured column, and those columns:
+ * what a job of that model may draw. */
 struct Model {
 	std::string name;
 	std::vector<int> batches;
-	std::map<int, std::map<int, double>> tput;
+	std::map<int, std::vector<int>> gpus; /* by batch, ascending */
 };
 
-static std::vector<std::string> split(const std::string &line)
+/* The tables of DIR (core's reader, as the replay reads them); exits 2
+ * with its message if they do not load. */
+static std::vector<Model> load_models(const char *dir, tidal::ThroughputTable &t)
 {
-	std::vector<std::string> out;
-	size_t at = 0;
-	for (size_t c; (c = line.find(',', at)) != std::string::npos; at = c + 1)
-		out.push_back(line.substr(at, c - at));
-	out.push_back(line.substr(at)); /* "a," is two fields */
-	return out;
-}
-
-/* The tables of DIR, by name; exits 2 naming the file and line that is
- * not one. */
-static std::vector<Model> load_models(const char *dir)
-{
-	std::vector<std::string> names;
-	DIR *d = opendir(dir);
-	if (!d) {
-		std::fprintf(stderr, "gen-trace: %s: cannot read the directory\n", dir);
+	std::string err;
+	if (!t.load_dir(dir, &err)) {
+		std::fprintf(stderr, "gen-trace: %s\n", err.c_str());
 		std::exit(2);
 	}
-	while (dirent *e = readdir(d)) {
-		std::string n = e->d_name;
-		if (n.size() > 4 && n.compare(n.size() - 4, 4, ".csv") == 0)
-			names.push_back(n);
-	}
-	closedir(d);
-	std::sort(names.begin(), names.end());
 	std::vector<Model> models;
-	for (const std::string &n : names) {
-		std::string path = std::string(dir) + "/" + n;
-		std::ifstream in(path);
-		std::string line;
-		std::getline(in, line);
-		std::vector<std::string> head = split(line);
-		if (head.size() < 2 || head[0] != "global_batch_size") {
-			std::fprintf(stderr, "gen-trace: %s:1: want global_batch_size,GPUS...\n",
-				     path.c_str());
-			std::exit(2);
-		}
+	for (const std::string &name : t.models()) {
 		Model m;
-		m.name = n.substr(0, n.size() - 4);
-		for (int ln = 2; std::getline(in, line); ln++) {
-			std::vector<std::string> f = split(line);
-			if (line.empty())
-				continue;
-			if (f.size() != head.size()) {
-				std::fprintf(stderr, "gen-trace: %s:%d: %zu fields, the header has %zu\n",
-					     path.c_str(), ln, f.size(), head.size());
-				std::exit(2);
-			}
-			int b = std::atoi(f[0].c_str());
-			for (size_t k = 1; k < f.size(); k++) {
-				double v = std::atof(f[k].c_str());
-				if (v > 0)
-					m.tput[b][std::atoi(head[k].c_str())] = v;
-			}
-			if (!m.tput[b].empty())
+		m.name = name;
+		for (int b : t.batches(name)) {
+			const tidal::ThroughputRow *row = t.row(name, b);
+			for (size_t k = 0; k < row->gpus.size(); k++)
+				if (row->tput[k] > 0)
+					m.gpus[b].push_back(row->gpus[k]);
+			if (!m.gpus[b].empty())
 				m.batches.push_back(b);
 		}
 		if (!m.batches.empty())
@@ -158,28 +119,29 @@ int main(int argc, char **argv)
 	double rate = load * gpus_total / (mean_gpus * mean_dur);
 	double t = 0;
 	if (argc == 6) {
-		std::vector<Model> models = load_models(argv[5]);
+		tidal::ThroughputTable table;
+		std::vector<Model> models = load_models(argv[5], table);
 		std::printf("job_id,submit_time,iteration,model_name,ddl,batch_size,"
 			    "num_gpu,duration,best_effort\n");
 		for (long i = 0; i < jobs; i++) {
 			t += -std::log(uniform()) / rate;
 			const Model &m = models[(size_t)(uniform() * models.size())];
 			int b = m.batches[(size_t)(uniform() * m.batches.size())];
-			const std::map<int, double> &row = m.tput.at(b);
+			const std::vector<int> &cols = m.gpus.at(b);
 			double u = uniform(), acc = 0;
-			int g = row.begin()->first;
+			int g = cols.front();
 			for (int k = 0; k < 4; k++) {
 				acc += eweights[k];
 				if (u <= acc) {
 					/* the largest the table has up to that size */
-					for (const auto &[n, v] : row)
+					for (int n : cols)
 						if (n <= esizes[k])
 							g = n;
 					break;
 				}
 			}
 			double want = std::max(1.0, std::round(median * std::exp(sigma * normal())));
-			double tp = row.at(g);
+			double tp = table.lookup(m.name, b, g);
 			long iters = std::max(1L, std::lround(want * tp));
 			long dur = std::max(1L, std::lround(iters / tp));
 			long submit = std::lround(t);
