@@ -19,6 +19,15 @@
  * plane and inside its (perturbed) circumcircle; the 2-D test is the
  * restriction of the 3-D one to the plane, so the two agree.
  *
+ * Most of the exact tests are far from the sphere they ask about: a
+ * filter in doubles answers those first.  Each finite cell keeps its
+ * circumcentre c and a bound on its error; p is inside the sphere iff
+ * f = |p - c|^2 - |a - c|^2 = (p - a).(p + a - 2c) < 0, and where |f|
+ * exceeds what the errors of c and of the sum can make of it, its sign is
+ * the exact test's (H != 0 there, so no perturbation is involved).  Every
+ * other case goes to the exact test.  The answers are the same, and so is
+ * the triangulation, cell for cell and in the same order.
+ *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #include "core/solvers/delaunay.h"
@@ -124,13 +133,73 @@ bool LinearInterp3::in_circumcircle(const std::array<int, 3> &f, int p) const
 	return perturbed_sign(idx, coef, pts_) * sgn(whole) < 0;
 }
 
+/* Unit round-off, with a margin: every bound below is a multiple of it. */
+static const double kRound = 4e-15;
+
+LinearInterp3::Cell LinearInterp3::make_cell(const std::array<int, 4> &v) const
+{
+	Cell c{v};
+	if (v[3] < 0)
+		return c;
+	const P &a = pts_[v[0]];
+	/* Edges from a (exact: |coordinate| <= 2^21), their squared lengths
+	 * and cross products (exact: <= 2^44). */
+	double e[3][3], l[3];
+	for (int i = 0; i < 3; i++) {
+		const P &b = pts_[v[i + 1]];
+		for (int k = 0; k < 3; k++)
+			e[i][k] = (double)(b[k] - a[k]);
+		l[i] = e[i][0] * e[i][0] + e[i][1] * e[i][1] + e[i][2] * e[i][2];
+	}
+	auto cross = [](const double *x, const double *y, double *out) {
+		out[0] = x[1] * y[2] - x[2] * y[1];
+		out[1] = x[2] * y[0] - x[0] * y[2];
+		out[2] = x[0] * y[1] - x[1] * y[0];
+	};
+	double cd[3], db[3], bc[3];
+	cross(e[1], e[2], cd);
+	cross(e[2], e[0], db);
+	cross(e[0], e[1], bc);
+	/* 2 orient(a, b, c, d), positive for a stored cell. */
+	double o2 = 2 * (double)orient(a, pts_[v[1]], pts_[v[2]], pts_[v[3]]);
+	double err = 0;
+	for (int k = 0; k < 3; k++) {
+		double t0 = l[0] * cd[k], t1 = l[1] * db[k], t2 = l[2] * bc[k];
+		double off = (t0 + t1 + t2) / o2;
+		c.centre[k] = (double)a[k] + off;
+		double size = (std::fabs(t0) + std::fabs(t1) + std::fabs(t2)) /
+				      o2 +
+			      std::fabs(off) + std::fabs((double)a[k]);
+		err = std::max(err, kRound * size);
+	}
+	c.centre_err = err;
+	return c;
+}
+
 /* An infinite cell {a, b, c, -1} has the infinite vertex (the outside of
  * the hull) on the positive side of orient(a, b, c, x), as a finite cell
  * has its fourth vertex. */
 bool LinearInterp3::conflict(const Cell &c, int p) const
 {
-	if (c.v[3] >= 0)
+	if (c.v[3] >= 0 && exact_only_)
 		return in_circumsphere(c.v, p);
+	if (c.v[3] >= 0) {
+		const P &a = pts_[c.v[0]], &q = pts_[p];
+		double f = 0, qsum = 0, fsum = 0;
+		for (int k = 0; k < 3; k++) {
+			double d = (double)(q[k] - a[k]);
+			double s = (double)(q[k] + a[k]) - 2 * c.centre[k];
+			f += d * s;
+			qsum += std::fabs(d);
+			fsum += std::fabs(d * s);
+		}
+		double bound = 2 * c.centre_err * qsum + kRound * fsum;
+		if (f > 2 * bound)
+			return false;
+		if (f < -2 * bound)
+			return true;
+		return in_circumsphere(c.v, p);
+	}
 	i128 o = orient(pts_[c.v[0]], pts_[c.v[1]], pts_[c.v[2]], pts_[p]);
 	if (o != 0)
 		return o > 0;
@@ -161,7 +230,10 @@ static std::array<int, 4> cone(const std::array<int, 3> &f, int p)
 void LinearInterp3::insert(int p)
 {
 	std::map<std::array<int, 3>, std::pair<int, std::array<int, 3>>> faces;
-	std::vector<Cell> kept;
+	/* The cells kept go to the spare buffer, which then swaps with
+	 * cells_: both keep their memory from one insertion to the next. */
+	std::vector<Cell> &kept = spare_;
+	kept.clear();
 	kept.reserve(cells_.size() + 16);
 	for (const Cell &c : cells_) {
 		if (!conflict(c, p)) {
@@ -180,12 +252,14 @@ void LinearInterp3::insert(int p)
 	}
 	for (const auto &[key, e] : faces)
 		if (e.first == 1)
-			kept.push_back({cone(e.second, p)});
-	cells_ = std::move(kept);
+			kept.push_back(make_cell(cone(e.second, p)));
+	cells_.swap(kept);
 }
 
 LinearInterp3::LinearInterp3(const std::vector<Point3> &points,
-			     const std::vector<std::vector<double>> &values)
+			     const std::vector<std::vector<double>> &values,
+			     bool exact_only)
+	: exact_only_(exact_only)
 {
 	std::map<P, int> seen;
 	for (size_t i = 0; i < points.size(); i++) {
@@ -225,15 +299,16 @@ LinearInterp3::LinearInterp3(const std::vector<Point3> &points,
 	std::array<int, 4> t = {0, b, c, d};
 	if (orient(pts_[0], pts_[b], pts_[c], pts_[d]) < 0)
 		std::swap(t[1], t[2]);
-	cells_.push_back({t});
+	cells_.push_back(make_cell(t));
 	for (const auto &fi : kFaces)
-		cells_.push_back({{t[fi[0]], t[fi[2]], t[fi[1]], -1}});
+		cells_.push_back(make_cell({t[fi[0]], t[fi[2]], t[fi[1]], -1}));
 	for (int i = 1; i < n; i++)
 		if (i != b && i != c && i != d)
 			insert(i);
 	for (const Cell &cl : cells_)
 		if (cl.v[3] >= 0)
 			finite_.push_back(cl.v);
+	spare_ = std::vector<Cell>();
 }
 
 std::optional<std::vector<double>> LinearInterp3::at(const Point3 &q) const

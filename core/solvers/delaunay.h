@@ -36,10 +36,14 @@ public:
 	/* IN: points (integer coordinates, |c| <= 2^20; duplicates after the
 	 *     first are ignored), values[i] = the values at points[i], all of
 	 *     the same length.
+	 * EXACT_ONLY: every in-sphere test in exact arithmetic, without the
+	 *     filter in doubles (the same triangulation, slower: what the
+	 *     unit test holds the filter to).
 	 * Throws std::invalid_argument if the points are not integers, are
 	 * fewer than 4 or all lie in one plane. */
 	LinearInterp3(const std::vector<Point3> &points,
-		      const std::vector<std::vector<double>> &values);
+		      const std::vector<std::vector<double>> &values,
+		      bool exact_only = false);
 
 	/* Values at Q, or nullopt outside the convex hull. */
 	std::optional<std::vector<double>> at(const Point3 &q) const;
@@ -54,16 +58,22 @@ private:
 	using P = std::array<long long, 3>;
 	struct Cell {
 		std::array<int, 4> v; /* v[3] == -1: infinite (hull face) */
+		/* Finite: the circumcentre in doubles and a bound on each
+		 * coordinate's error, for the filter in conflict(). */
+		std::array<double, 3> centre{};
+		double centre_err = 0;
 	};
 
 	void insert(int p);
+	Cell make_cell(const std::array<int, 4> &v) const;
 	bool conflict(const Cell &c, int p) const;
 	bool in_circumsphere(const std::array<int, 4> &t, int p) const;
 	bool in_circumcircle(const std::array<int, 3> &f, int p) const;
 
 	std::vector<P> pts_;
 	std::vector<std::vector<double>> vals_;
-	std::vector<Cell> cells_;
+	std::vector<Cell> cells_, spare_;
+	bool exact_only_ = false;
 	std::vector<std::array<int, 4>> finite_;
 };
 

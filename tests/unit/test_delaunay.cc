@@ -5,6 +5,7 @@
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #include <cmath>
+#include <random>
 
 #include "core/solvers/delaunay.h"
 #include "tests/unit/unit.h"
@@ -144,6 +145,34 @@ static void test_bad_points(void **)
 	assert_true(threw);
 }
 
+/* The filter in doubles answers as the exact test does: random point sets
+ * (small grids full of co-spherical sets, wide ones, coordinates up to
+ * 2^20, near-flat slabs) give the same tetrahedra, in the same order, with
+ * and without it. */
+static void test_filter_is_exact(void **)
+{
+	std::mt19937_64 g(7);
+	int compared = 0;
+	for (int round = 0; round < 60; round++) {
+		std::vector<Point3> p;
+		std::vector<std::vector<double>> v;
+		int n = 20 + 7 * round;
+		long span = round % 3 == 0 ? 3 : round % 3 == 1 ? 1000 : 1 << 20;
+		std::uniform_int_distribution<long> d(-span, span);
+		for (int i = 0; i < n; i++) {
+			double z = (double)d(g);
+			if (round % 5 == 0 && i % 3 == 0)
+				z = (double)(d(g) % 2);
+			p.push_back({(double)d(g), (double)d(g), z});
+			v.push_back({(double)i});
+		}
+		LinearInterp3 fast(p, v), exact(p, v, true);
+		assert_true(fast.tetrahedra() == exact.tetrahedra());
+		compared += (int)exact.tetrahedra().size();
+	}
+	assert_true(compared > 10000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -151,6 +180,7 @@ int main(void)
 		cmocka_unit_test(test_grid_is_delaunay),
 		cmocka_unit_test(test_linear_function_exact),
 		cmocka_unit_test(test_bad_points),
+		cmocka_unit_test(test_filter_is_exact),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
