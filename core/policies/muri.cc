@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <numeric>
@@ -113,6 +114,56 @@ bool load_stage_profiles(const std::string &path,
 	return true;
 }
 
+bool InterleaveMemo::Key::operator==(const Key &o) const
+{
+	return n == o.n && ordering == o.ordering &&
+	       std::memcmp(stages.data(), o.stages.data(),
+			   sizeof(StageTimes) * n) == 0;
+}
+
+std::size_t InterleaveMemo::KeyHash::operator()(const Key &k) const
+{
+	/* The bits of the stage times in use, a word at a time. */
+	std::uint64_t h = 0x9e3779b97f4a7c15ull * (k.n * 4u + k.ordering + 1);
+	for (int i = 0; i < k.n; i++)
+		for (double x : k.stages[i]) {
+			std::uint64_t w;
+			std::memcpy(&w, &x, sizeof w);
+			h = (h ^ w) * 0xff51afd7ed558ccdull;
+			h ^= h >> 32;
+		}
+	return (std::size_t)h;
+}
+
+double InterleaveMemo::raw_time(const std::vector<const InterleaveJob *> &jobs,
+				Ordering ordering)
+{
+	if (ordering == Ordering::None || jobs.size() > 4)
+		return interleave_raw_time(jobs, ordering);
+	Key k;
+	k.n = (std::uint8_t)jobs.size();
+	k.ordering = (std::uint8_t)ordering;
+	for (std::size_t i = 0; i < jobs.size(); i++)
+		k.stages[i] = jobs[i]->stages;
+	/* Any order of the members gives the same time: sort them by their
+	 * bits (insertion: at most four), so that every order finds the
+	 * same entry. */
+	for (int i = 1; i < k.n; i++)
+		for (int j = i; j > 0 &&
+				std::memcmp(k.stages[j].data(), k.stages[j - 1].data(),
+					    sizeof(StageTimes)) < 0;
+		     j--)
+			std::swap(k.stages[j], k.stages[j - 1]);
+	auto it = memo_.find(k);
+	if (it != memo_.end())
+		return it->second;
+	if (memo_.size() >= kMaxEntries)
+		memo_.clear();
+	double t = interleave_raw_time(jobs, ordering);
+	memo_.emplace(k, t);
+	return t;
+}
+
 namespace {
 
 /* JOB as an interleaving input: its measured stages, or, before it has
@@ -145,9 +196,11 @@ struct Grouper {
 	std::map<int, int> slots;
 	int required = 0;
 
+	InterleaveMemo *memo;
+
 	Grouper(const std::vector<const Job *> &j, const std::vector<double> &r,
-		const Cluster &c, const MuriOptions &opt)
-	    : jobs(j), rank(r), cluster(c), o(opt), ij(j.size())
+		const Cluster &c, const MuriOptions &opt, InterleaveMemo *m)
+	    : jobs(j), rank(r), cluster(c), o(opt), ij(j.size()), memo(m)
 	{
 		for (size_t i = 0; i < j.size(); i++)
 			ij[i] = interleave_input(*j[i], o);
@@ -163,12 +216,17 @@ struct Grouper {
 			       ? std::min(o.packing, sh.jobs_per_gpu)
 			       : o.packing;
 	}
+	/* group_iter_time() of P's members, the interleaved time from
+	 * MEMO where there is one. */
 	double iter_time(const Pack &p, Ordering ord) const
 	{
-		std::vector<const InterleaveJob *> v;
+		thread_local std::vector<const InterleaveJob *> v;
+		v.clear();
 		for (int i : p)
 			v.push_back(&ij[i]);
-		return group_iter_time(v, ord, o.factors);
+		if (!memo || v.size() == 1)
+			return group_iter_time(v, ord, o.factors);
+		return memo->raw_time(v, ord) * o.factors[v.size() - 1];
 	}
 	/* Resource use of the merged pack: stage sums over (time x 4). */
 	double used_ratio(const Pack &p) const
@@ -340,9 +398,10 @@ std::vector<MuriGroup> Grouper::autopack() const
 
 std::vector<MuriGroup> muri_groups(const std::vector<const Job *> &jobs,
 				   const std::vector<double> &rank,
-				   const Cluster &cluster, const MuriOptions &o)
+				   const Cluster &cluster, const MuriOptions &o,
+				   InterleaveMemo *memo)
 {
-	Grouper gr(jobs, rank, cluster, o);
+	Grouper gr(jobs, rank, cluster, o, memo);
 	gr.candidates();
 	int total = cluster.total_gpus();
 	if (o.blossom) {
@@ -403,7 +462,7 @@ Plan Muri::decide(const Snapshot &snap)
 		rank.push_back(sv[i]);
 	}
 	std::vector<MuriGroup> groups =
-		muri_groups(ranked, rank, *snap.cluster, opt_);
+		muri_groups(ranked, rank, *snap.cluster, opt_, &memo_);
 	std::vector<int> group_of(n, -1);
 	placed_.assign(groups.size(), {});
 	for (size_t g = 0; g < groups.size(); g++) {

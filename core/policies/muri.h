@@ -39,8 +39,11 @@
  */
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/profiles/interleave.h"
@@ -78,13 +81,40 @@ struct MuriGroup {
 	double rank = 0;      /* the best member's sort value */
 };
 
+/* Interleaved group times kept from one decision to the next: a group's
+ * time under Ordering::Best or Worst is a function of its members' stage
+ * times alone (the best or worst of every slot order, whatever order they
+ * come in), and the same groups are weighed again at every event.  Keyed
+ * by the members' stage times, bit for bit; forgets everything past
+ * kMaxEntries (a few MB). */
+class InterleaveMemo {
+public:
+	static constexpr std::size_t kMaxEntries = 1 << 15;
+	/* interleave_raw_time(JOBS, ORDERING), from memory where it can
+	 * (not for Ordering::None, which reads the jobs' input order). */
+	double raw_time(const std::vector<const InterleaveJob *> &jobs,
+			Ordering ordering);
+
+private:
+	struct Key {
+		std::array<StageTimes, 4> stages{}; /* sorted, bitwise */
+		std::uint8_t n = 0, ordering = 0;
+		bool operator==(const Key &o) const;
+	};
+	struct KeyHash {
+		std::size_t operator()(const Key &k) const;
+	};
+	std::unordered_map<Key, double, KeyHash> memo_;
+};
+
 /* The grouping of one decision (candidates, matching, autopack) for JOBS
  * in rank order with their sort values RANK.  RET: the groups that fit, in
- * rank order. */
+ * rank order.  MEMO, if given, keeps group times across calls. */
 std::vector<MuriGroup> muri_groups(const std::vector<const Job *> &jobs,
 				   const std::vector<double> &rank,
 				   const Cluster &cluster,
-				   const MuriOptions &o);
+				   const MuriOptions &o,
+				   InterleaveMemo *memo = nullptr);
 
 class Muri : public Policy
 {
@@ -111,6 +141,7 @@ private:
 	std::string name_;
 	MuriOptions opt_;
 	std::vector<Placed> placed_;
+	InterleaveMemo memo_;
 };
 
 } /* namespace tidal */

@@ -7,8 +7,10 @@
 #include "core/policies/muri.h"
 #include "tests/unit/unit.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <random>
 #include <unistd.h>
 
 using namespace tidal;
@@ -231,6 +233,53 @@ static void test_profiles(void **)
 	rmdir(dir);
 }
 
+/* InterleaveMemo gives interleave_raw_time() bit for bit, whatever order
+ * the members come in and whether it answers from memory or not; the
+ * same stage times in another job are the same entry. */
+static void test_memo(void **)
+{
+	std::mt19937_64 g(3);
+	std::uniform_real_distribution<double> d(0.01, 2.0);
+	InterleaveMemo memo;
+	for (int round = 0; round < 200; round++) {
+		int n = 2 + round % 3;
+		std::vector<InterleaveJob> jobs(n);
+		for (int i = 0; i < n; i++) {
+			for (double &x : jobs[i].stages)
+				x = round % 7 == 0 ? 0.5 : d(g); /* ties too */
+			jobs[i].index = (std::size_t)i;
+		}
+		std::vector<int> perm(n);
+		for (int i = 0; i < n; i++)
+			perm[i] = i;
+		for (Ordering o : {Ordering::Best, Ordering::Worst, Ordering::None}) {
+			std::vector<const InterleaveJob *> v;
+			for (int i = 0; i < n; i++)
+				v.push_back(&jobs[i]);
+			const double want = interleave_raw_time(v, o);
+			std::sort(perm.begin(), perm.end());
+			do {
+				std::vector<const InterleaveJob *> p;
+				for (int i : perm)
+					p.push_back(&jobs[i]);
+				double got = memo.raw_time(p, o);
+				if (o == Ordering::None)
+					assert_true(got == interleave_raw_time(p, o));
+				else
+					assert_true(got == want);
+			} while (std::next_permutation(perm.begin(), perm.end()));
+			/* A copy of the jobs (other addresses, other indices):
+			 * the same time. */
+			std::vector<InterleaveJob> copy(jobs.rbegin(), jobs.rend());
+			std::vector<const InterleaveJob *> c;
+			for (const InterleaveJob &j : copy)
+				c.push_back(&j);
+			if (o != Ordering::None)
+				assert_true(memo.raw_time(c, o) == want);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -239,6 +288,7 @@ int main(void)
 		cmocka_unit_test(test_sharing_limits),
 		cmocka_unit_test(test_actual_group),
 		cmocka_unit_test(test_profiles),
+		cmocka_unit_test(test_memo),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
