@@ -17,7 +17,7 @@
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
 #include <cmath>
-#include <sstream>
+#include <cstdio>
 
 #include "core/policies/baseline.h"
 
@@ -25,12 +25,13 @@ namespace tidal {
 
 namespace {
 
+/* As an ostream with precision(10) writes it (%.10g), without building
+ * one: the plugin words a reason for every job at every cycle. */
 std::string secs(double v)
 {
-	std::ostringstream s;
-	s.precision(10);
-	s << v << " s";
-	return s.str();
+	char b[48];
+	std::snprintf(b, sizeof(b), "%.10g s", v);
+	return b;
 }
 
 class Fifo : public QueuePolicy {
@@ -207,10 +208,10 @@ Rank Tiresias::rank(const Job &j, const Snapshot &) const
 
 std::string Tiresias::rank_reason(const Job &j, const Rank &r) const
 {
-	std::ostringstream s;
-	s << "queue " << (int)r.k1 << " (attained " << j.attained
-	  << " GPU*s)";
-	return s.str();
+	char b[96];
+	std::snprintf(b, sizeof(b), "queue %d (attained %g GPU*s)", (int)r.k1,
+		      j.attained);
+	return b;
 }
 
 RankChange Tiresias::rank_change() const

@@ -669,9 +669,9 @@ int Engine::decide(const tidal_snap_t &s, tidal_plan_t *out)
 				 .count();
 	if (!log.empty())
 		out->log = c_string(log);
-	record(s, jobs, plan, out->decide_ms);
 	count_admissions(jobs, plan, index_of);
 	metrics_plan(jobs, plan, name_);
+	record(s, std::move(jobs), std::move(plan), out->decide_ms);
 	return 0;
 }
 
@@ -707,11 +707,11 @@ void Engine::forget_old(double now)
 			++it;
 }
 
-void Engine::record(const tidal_snap_t &s, const std::vector<Job> &jobs,
-		    const Plan &plan, double decide_ms)
+void Engine::record(const tidal_snap_t &s, std::vector<Job> &&jobs,
+		    Plan &&plan, double decide_ms)
 {
-	std::unordered_map<JobId, const Decision *> by_job;
-	for (const Decision &d : plan.decisions)
+	std::unordered_map<JobId, Decision *> by_job(plan.decisions.size() * 2);
+	for (Decision &d : plan.decisions)
 		by_job[d.job] = &d;
 	last_.now = s.now;
 	last_.decide_ms = decide_ms;
@@ -748,7 +748,6 @@ void Engine::record(const tidal_snap_t &s, const std::vector<Job> &jobs,
 	last_.jobs.reserve(jobs.size());
 	for (size_t i = 0; i < jobs.size(); i++) {
 		JobView v;
-		v.job = jobs[i];
 		v.uid = s.jobs[i].uid;
 		for (const NodeShare &ns : jobs[i].placement)
 			if (ns.node >= 0 && ns.node < s.n_nodes)
@@ -756,7 +755,7 @@ void Engine::record(const tidal_snap_t &s, const std::vector<Job> &jobs,
 					   std::string(s.nodes[ns.node].name);
 		auto it = by_job.find(jobs[i].id);
 		if (it != by_job.end()) {
-			v.decision = *it->second;
+			v.decision = std::move(*it->second);
 			v.decided = true;
 		}
 		const tidal_job_t &b = s.jobs[i];
@@ -771,6 +770,7 @@ void Engine::record(const tidal_snap_t &s, const std::vector<Job> &jobs,
 						(v.partners.empty() ? ""
 								    : ",") +
 						std::to_string(id);
+		v.job = std::move(jobs[i]);
 		last_.jobs.push_back(std::move(v));
 	}
 	cycles_++;

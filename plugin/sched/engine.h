@@ -163,8 +163,10 @@ private:
 	void count_admissions(const std::vector<Job> &jobs, const Plan &plan,
 			      const std::unordered_map<JobId, int> &index_of);
 	std::string set_policy(const std::string &name);
-	void record(const tidal_snap_t &s, const std::vector<Job> &jobs,
-		    const Plan &plan, double decide_ms);
+	/* The cycle for tidalctl (last_): JOBS and PLAN's decisions move
+	 * into it. */
+	void record(const tidal_snap_t &s, std::vector<Job> &&jobs,
+		    Plan &&plan, double decide_ms);
 
 	std::mutex mu_;
 	std::unique_ptr<Policy> policy_;
