@@ -486,6 +486,15 @@ none:
 	return buf;
 }
 
+/* Set by the last tidal_plan_apply() when a start waits for nodes that
+ * are still completing a job (tidal_plan_retry_soon). */
+static bool retry_soon;
+
+extern int tidal_plan_retry_soon(void)
+{
+	return retry_soon;
+}
+
 /* Slurm refuses nodes that are still completing a job (COMPLETING:
  * its processes and epilog ending, a few seconds) with "Requested nodes
  * are busy", though their GPUs show free.  They are taken out of OK; a
@@ -578,6 +587,8 @@ static int _apply_colocate(const tidal_decision_t *d, job_record_t *job_ptr,
 	}
 	verbose("sched/tidal: %pJ: start on the GPUs of %pJ failed: %s",
 		job_ptr, partner, slurm_strerror(rc));
+	if (rc == ESLURM_NODES_BUSY)
+		retry_soon = true;
 	if (rc != ESLURM_NODES_BUSY && rc != ESLURM_ACCOUNTING_POLICY)
 		_refusal(job_ptr, rc, now);
 	return 0;
@@ -685,6 +696,7 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 	}
 	if (ok && _completing(job_ptr, d, ok)) {
 		FREE_NULL_BITMAP(ok);
+		retry_soon = true;
 		return 0;
 	}
 	rc = _start(job_ptr, ok ? ok : _slurm_side(NULL), NULL, d->reason);
@@ -715,6 +727,8 @@ static int _apply_start(const tidal_snap_t *snap, const tidal_decision_t *d,
 	 * association or QOS limit that an earlier start of this cycle
 	 * reached: Slurm's Reason stays (QOSMaxGRESPerUser, ...), and the
 	 * next snapshot leaves the job out while the limit holds. */
+	if (rc == ESLURM_NODES_BUSY)
+		retry_soon = true;
 	if (rc != ESLURM_NODES_BUSY && rc != ESLURM_ACCOUNTING_POLICY)
 		_refusal(job_ptr, rc, now);
 	return 0;
@@ -1083,6 +1097,7 @@ extern int tidal_plan_apply(const tidal_snap_t *snap, const tidal_plan_t *plan,
 	time_t now = time(NULL);
 	int started = 0;
 
+	retry_soon = false;
 	if (todo.plan != plan || todo.decisions != plan->d)
 		_prepare(snap, plan, conf->reject_cancel);
 	_set_kept(snap, plan);

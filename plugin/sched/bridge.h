@@ -295,6 +295,10 @@ void tidal_snapshot_free(tidal_snap_t *snap);
  * the locks.  RET the number of jobs started. */
 int tidal_plan_apply(const tidal_snap_t *snap, const tidal_plan_t *plan,
 		     const tidal_apply_conf_t *conf);
+/* Non-zero if the last tidal_plan_apply() left a start waiting for nodes that
+ * are still completing a job (a leaver's requeue, seconds): the next
+ * cycle should come soon. */
+int tidal_plan_retry_soon(void);
 
 #ifdef __cplusplus
 }

@@ -13,11 +13,14 @@
  *   unlock, lock ...              tidal_plan_apply_reasons(), while
  *                                 Reasons are left to write
  *   unlock                        tidal_state_save()      state.c
- *   sleep CycleInterval (or until scontrol reconfigure, or an ack from
- *   tidald that a resize waits for: agents/node_ops.cc calls tidal_cycle_wake,
- *   registered with tidal_agent_on_awaited_ack at init; or until a job is
- *   submitted, no more often than keeps the cycle to a tenth of the
- *   time: _sleep)
+ *   sleep CycleInterval, or until the time the policy asked to be asked
+ *   again (Plan::wake_at: a Gavel round's end, a Tiresias queue
+ *   boundary) or a start waits for nodes still completing a job, at
+ *   least WAKE_MIN s later (_sleep_for); or until scontrol
+ *   reconfigure, or an ack from tidald that a resize waits for:
+ *   agents/node_ops.cc calls tidal_cycle_wake, registered with
+ *   tidal_agent_on_awaited_ack at init; or until a job is submitted, no
+ *   more often than keeps the cycle to a tenth of the time: _sleep)
  *
  * The sections under the lock copy and change only what changed since the
  * last cycle (see snapshot.c and apply.c): what slurmctld's other threads
@@ -262,7 +265,17 @@ static void _unlock(slurmctld_lock_t locks, const struct timespec *got,
 	unlock_slurmctld(locks);
 }
 
-static void _cycle(void)
+static double _now(void)
+{
+	struct timeval now;
+
+	gettimeofday(&now, NULL);
+	return now.tv_sec + now.tv_usec / 1e6;
+}
+
+/* One cycle.  RET: when the policy wants the next one (epoch s), 0 for
+ * no wish. */
+static double _cycle(void)
 {
 	slurmctld_lock_t locks = {
 		.conf = READ_LOCK, .job = WRITE_LOCK, .node = WRITE_LOCK,
@@ -277,6 +290,7 @@ static void _cycle(void)
 	time_t before;
 	bool changed;
 	int started, left, sections = 1;
+	double wake_at;
 
 	tidal_log_lines((msg = tidal_metrics_log_drain()), true);
 	free(msg);
@@ -295,7 +309,7 @@ static void _cycle(void)
 		error("sched/tidal: %s", msg ? msg : "decide failed");
 		free(msg);
 		tidal_snapshot_free(&snap);
-		return;
+		return 0;
 	}
 	tidal_log_lines(plan.log, false);
 	tidal_engine_apply_conf(&conf);
@@ -338,16 +352,14 @@ static void _cycle(void)
 	      sections, hold_ms, wait_ms);
 	tidal_metrics_cycle(_ms_since(&start) / 1e3, plan.decide_ms / 1e3,
 			    hold_ms / 1e3, wait_ms / 1e3);
+	wake_at = plan.wake_at;
+	/* A start waits for nodes still completing a leaver: try again
+	 * soon, not a CycleInterval later. */
+	if (tidal_plan_retry_soon())
+		wake_at = _now();
 	tidal_plan_free(&plan);
 	tidal_snapshot_free(&snap);
-}
-
-static double _now(void)
-{
-	struct timeval now;
-
-	gettimeofday(&now, NULL);
-	return now.tv_sec + now.tv_usec / 1e6;
+	return wake_at;
 }
 
 /* slurmctld's count of submitted jobs (sdiag's "Jobs submitted"): read
@@ -392,6 +404,18 @@ static void _sleep(double secs, uint32_t submitted_before, double cycle_s)
 	slurm_mutex_unlock(&term_lock);
 }
 
+/* How long to sleep after a cycle: CycleInterval, or until WAKE_AT (the
+ * policy's wish, epoch s; 0 none) if that comes sooner, but not less than
+ * WAKE_MIN s: a policy that asks again at once (a round whose leavers are
+ * on their way) is asked once a second, as CycleInterval=1 would. */
+#define WAKE_MIN 1.0
+static double _sleep_for(double interval, double wake_at)
+{
+	if (wake_at <= 0)
+		return interval;
+	return MIN(interval, MAX(WAKE_MIN, wake_at - _now()));
+}
+
 static void *_agent(void *arg)
 {
 	while (true) {
@@ -404,8 +428,9 @@ static void *_agent(void *arg)
 		 * wakes the next one. */
 		uint32_t submitted = _submitted();
 		double t0 = _now();
-		_cycle();
-		_sleep(tidal_engine_interval(), submitted, _now() - t0);
+		double wake_at = _cycle();
+		_sleep(_sleep_for(tidal_engine_interval(), wake_at), submitted,
+		       _now() - t0);
 	}
 	return NULL;
 }

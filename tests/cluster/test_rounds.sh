@@ -21,6 +21,10 @@
 #   refuses a start on a node until the job leaving it has completed
 #   (the node COMPLETING, a few seconds), so the plugin waits for it and
 #   tries again each cycle; at most 10 such tries per job that left.
+# - CycleInterval is 10 s, a third of a round: each round turns over at
+#   its end all the same, because the plugin runs its next cycle when the
+#   policy asks (Plan::wake_at, the round's end): every requeue of a
+#   leaver comes within 3 s of a round's end (slurmctld's log).
 #
 # GPL-2.0-or-later.
 . "$(dirname "$0")/lib.sh"
@@ -30,7 +34,7 @@ ROUND=30
 ROUNDS=12
 cluster_up "Policy=max-min-fairness
 Gavel.RoundLength=$ROUND
-CycleInterval=1"
+CycleInterval=10"
 
 jobs=()
 for i in 1 2 3 4 5 6; do
@@ -40,6 +44,14 @@ say "jobs: ${jobs[*]}"
 four_running() { [ "$(squeue -h -t R -o %i | wc -l)" -eq 4 ]; }
 check "four of the six jobs run in the first round" \
 	wait_for $((ROUND + 30)) four_running
+# The end of the round in force (epoch s), as tidalctl explains it.
+first_end=
+for j in $(squeue -h -t R -o %i); do
+	first_end=$("$TIDALCTL" -o explain "$j" 2>/dev/null |
+		grep -o 'round_end=[0-9.]*' | head -n 1 | cut -d= -f2)
+	[ -n "$first_end" ] && break
+done
+say "the round in force ends at ${first_end:-?}"
 
 declare -A ran stops last restarts
 for j in "${jobs[@]}"; do ran[$j]=0; stops[$j]=0; last[$j]=0; restarts[$j]=x; done
@@ -96,5 +108,15 @@ check "at most two jobs leave per round ($total_stops stops in $ROUNDS rounds)" 
 busy=$(grep -c "still completing a job: start tried again\|start failed: Requested nodes are busy" "$T/log/slurmctld.log")
 check "entrants wait only for their leavers' requeue ($busy tries on busy nodes for $total_stops leavers)" \
 	[ "$busy" -le $((10 * total_stops)) ]
+# Each leaver's requeue against the round ends (first_end + k ROUND).
+late=$(grep -o '^\[[0-9T:.-]*\] sched/tidal: requeued JobId' "$T/log/slurmctld.log" |
+	cut -c2-24 | while read -r t; do date -d "$t" +%s.%N; done |
+	awk -v e="${first_end:-0}" -v r=$ROUND '
+		{ d = ($1 - e) % r; if (d < 0) d += r
+		  if (d > r - 0.5) d -= r # the log keeps milliseconds only
+		  n++; if (d > m) m = d }
+		END { printf "%d %.1f", n, m }')
+check "every round turns over at its end with CycleInterval=10: the latest of ${late% *} requeues came ${late#* } s after a round's end" \
+	awk -v l="$late" 'BEGIN { split(l, a, " "); exit !(a[1] > 0 && a[2] <= 3) }'
 grep -E "requeued JobId|started JobId" "$T/log/slurmctld.log" | tail -n 12 | sed 's/^/   /'
 finish
