@@ -5,6 +5,7 @@
  */
 #include "sim/csv.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cmath>
@@ -35,44 +36,54 @@ std::string read_file(const std::string &path)
 	return s.str();
 }
 
-static std::vector<std::string> split_line(const std::string &line, char sep)
+/* LINE's cells into OUT (cleared first; its strings' memory is reused
+ * from row to row). */
+static void split_line(const char *line, size_t n, char sep,
+		       std::vector<std::string> &out)
 {
-	std::vector<std::string> out;
+	out.clear();
 	std::string cur;
 	bool quoted = false;
-	for (size_t i = 0; i < line.size(); i++) {
+	for (size_t i = 0; i < n; i++) {
 		char c = line[i];
 		if (sep == ',' && c == '"') {
-			if (quoted && i + 1 < line.size() && line[i + 1] == '"') {
+			if (quoted && i + 1 < n && line[i + 1] == '"') {
 				cur += '"';
 				i++;
 			} else {
 				quoted = !quoted;
 			}
 		} else if (c == sep && !quoted) {
-			out.push_back(cur);
+			out.push_back(std::move(cur));
 			cur.clear();
 		} else if (c != '\r') {
 			cur += c;
 		}
 	}
-	out.push_back(cur);
-	return out;
+	out.push_back(std::move(cur));
 }
 
 Csv::Csv(const std::string &file, const std::string &text, char sep,
 	 bool header)
 	: file_(file)
 {
-	std::istringstream in(text);
-	std::string line;
 	long lineno = 0;
 	bool need_header = header;
-	while (std::getline(in, line)) {
+	std::vector<std::string> cells;
+	const size_t lines = (size_t)std::count(text.begin(), text.end(), '\n');
+	rows_.reserve(lines + 1);
+	lines_.reserve(lines + 1);
+	for (size_t at = 0; at < text.size();) {
+		size_t end = text.find('\n', at);
+		if (end == std::string::npos)
+			end = text.size();
+		const char *line = text.data() + at;
+		size_t n = end - at;
+		at = end + 1;
 		lineno++;
-		if (line.empty() || line == "\r")
+		if (n == 0 || (n == 1 && line[0] == '\r'))
 			continue;
-		std::vector<std::string> cells = split_line(line, sep);
+		split_line(line, n, sep, cells);
 		if (need_header) {
 			header_ = cells;
 			header_line_ = lineno;
@@ -84,7 +95,7 @@ Csv::Csv(const std::string &file, const std::string &text, char sep,
 				    "expected " + std::to_string(header_.size()) +
 					    " columns, found " +
 					    std::to_string(cells.size()));
-		rows_.push_back(std::move(cells));
+		rows_.push_back(cells);
 		lines_.push_back(lineno);
 	}
 	if (header && header_.empty())

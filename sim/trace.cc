@@ -133,6 +133,7 @@ static void read_muri(const std::string &path, const std::string &text,
 	int c_st[3] = {csv.col("resource_time_0"), csv.col("resource_time_1"),
 		       csv.col("resource_time_2")};
 	JobIdSet ids;
+	t.jobs.reserve(t.jobs.size() + csv.rows());
 	for (size_t r = 0; r < csv.rows(); r++) {
 		Job j;
 		j.index = r;
@@ -185,6 +186,7 @@ static void read_elasticflow(const std::string &path, const std::string &text,
 	    c_bs = csv.need("batch_size"), c_gpu = csv.need("num_gpu"),
 	    c_dur = csv.need("duration"), c_be = csv.col("best_effort");
 	JobIdSet ids;
+	t.jobs.reserve(t.jobs.size() + csv.rows());
 	for (size_t r = 0; r < csv.rows(); r++) {
 		Job j;
 		j.index = r;
@@ -222,6 +224,7 @@ static void read_lucid(const std::string &path, const std::string &text,
 	    c_ds = csv.col("dataset"), c_amp = csv.col("amp"),
 	    c_cpu = csv.col("cpu_num"), c_jname = csv.col("jobname");
 	JobIdSet ids;
+	t.jobs.reserve(t.jobs.size() + csv.rows());
 	for (size_t r = 0; r < csv.rows(); r++) {
 		int gpus = csv.small_integer(r, c_gpu);
 		if (gpus <= 0) {
@@ -275,6 +278,7 @@ static void read_pollux(const std::string &path, const std::string &text,
 	int c_name = csv.need("name"), c_time = csv.need("time"),
 	    c_app = csv.need("application"), c_rep = csv.need("num_replicas"),
 	    c_bs = csv.need("batch_size");
+	t.jobs.reserve(t.jobs.size() + csv.rows());
 	for (size_t r = 0; r < csv.rows(); r++) {
 		Job j;
 		j.index = r;
