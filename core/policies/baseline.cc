@@ -16,6 +16,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -29,9 +30,15 @@ namespace {
  * one: the plugin words a reason for every job at every cycle. */
 std::string secs(double v)
 {
+	/* printf's %.10g, as to_chars writes it (the same text, at a
+	 * fraction of the cost: one reason per pending job per cycle). */
 	char b[48];
-	std::snprintf(b, sizeof(b), "%.10g s", v);
-	return b;
+	char *e = std::to_chars(b, b + sizeof(b) - 2, v,
+				std::chars_format::general, 10)
+			  .ptr;
+	*e++ = ' ';
+	*e++ = 's';
+	return std::string(b, e);
 }
 
 class Fifo : public QueuePolicy {

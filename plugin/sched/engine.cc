@@ -14,6 +14,7 @@
  *
  * Copyright (C) 2026 The Tidal authors.  GPL-2.0-or-later.
  */
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -235,15 +236,32 @@ bool Engine::state_dump(std::string *out, bool force)
 		ids.push_back(id);
 	std::sort(ids.begin(), ids.end()); /* same state, same bytes */
 	*out = "seq " + std::to_string(next_seq_) + "\n";
+	/* One line a job, written every cycle that changed something: the
+	 * shortest text that reads back as the same double (to_chars), not
+	 * printf's %.17g, which cost most of the dump. */
+	out->reserve(out->size() + ids.size() * 120);
 	char buf[256];
+	char *const end = buf + sizeof(buf) - 1; /* room for the newline */
 	for (std::uint32_t id : ids) {
 		const JobMemo &m = memo_[id];
-		std::snprintf(buf, sizeof(buf),
-			      "memo %u %llu %.17g %.17g %.17g %.17g %d %.17g\n",
-			      id, (unsigned long long)m.seq, m.submit,
-			      m.attained, m.executed, m.run_start, m.run_gpus,
-			      m.seen);
-		*out += buf;
+		char *p = buf + 4;
+		std::memcpy(buf, "memo", 4);
+		auto num = [&](auto v) {
+			if (p < end) {
+				*p++ = ' ';
+				p = std::to_chars(p, end, v).ptr;
+			}
+		};
+		num(id);
+		num((unsigned long long)m.seq);
+		num(m.submit);
+		num(m.attained);
+		num(m.executed);
+		num(m.run_start);
+		num(m.run_gpus);
+		num(m.seen);
+		*p++ = '\n';
+		out->append(buf, (std::size_t)(p - buf));
 	}
 	if (policy_) {
 		std::string head = "policy " + policy_->name() + " ";
@@ -534,10 +552,10 @@ static void copy_decision(const Decision &d, tidal_decision_t *o)
 		o->share_node[i] = d.placement[i].node;
 		o->share_gpus[i] = d.placement[i].gpus;
 	}
-	bool to_slurm = d.action == Action::Hold || d.action == Action::Reject ||
-			d.action == Action::Preempt;
-	std::snprintf(o->reason, sizeof(o->reason), "%s",
-		      to_slurm ? d.reason.c_str() : d.reason.c_str());
+	/* Cut to the bridge's field, as snprintf's %s would. */
+	size_t n = std::min(d.reason.size(), sizeof(o->reason) - 1);
+	std::memcpy(o->reason, d.reason.data(), n);
+	o->reason[n] = '\0';
 }
 
 void Engine::started(std::uint32_t id, double when)

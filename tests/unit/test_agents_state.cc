@@ -12,7 +12,8 @@
  *     reported the same step at another path
  *
  * Also: an ack that a resize waits for calls the registered wake-up, and
- * a heartbeat's "held" copies are holders.
+ * a heartbeat's "held" copies are holders; the engine's job lines (its
+ * numbers in to_chars' shortest text) read back as the same doubles.
  *
  * Linked with the plugin's engine objects (no Slurm in them).
  *
@@ -220,6 +221,41 @@ static void test_awaited_ack_wakes(void **state)
 	assert_int_equal(wakes, 1); /* nobody registered */
 }
 
+/* The engine's per-job lines: each number the shortest text that reads
+ * back as the same double (not %.17g's 0.10000000000000001), so that a
+ * dump, read back, dumps the same bytes. */
+static void test_memo_lines_round_trip(void **state)
+{
+	(void)state;
+	const char *in[] = {
+		"memo 7 3 0.1 1e-300 86399.99999999999 1796676037.123456 8 "
+		"1796676099.75",
+		"memo 4294967295 18446744073709551615 1796676000 0 0 0 0 "
+		"1796676000",
+	};
+	for (const char *l : in)
+		assert_int_equal(tidal_engine_state_line(l), 1);
+	char *d = tidal_engine_state_dump(1);
+	assert_non_null(d);
+	std::string text = d;
+	free(d);
+	for (const char *l : in)
+		assert_non_null(strstr(text.c_str(),
+				       (std::string(l) + "\n").c_str()));
+	/* Read back and dumped again: the same bytes. */
+	size_t at = 0, nl;
+	while ((nl = text.find('\n', at)) != std::string::npos) {
+		assert_int_equal(tidal_engine_state_line(
+					 text.substr(at, nl - at).c_str()),
+				 1);
+		at = nl + 1;
+	}
+	d = tidal_engine_state_dump(1);
+	assert_non_null(d);
+	assert_string_equal(d, text.c_str());
+	free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +267,7 @@ int main(void)
 		cmocka_unit_test(test_same_step_new_path),
 		cmocka_unit_test(test_held_copy_is_a_holder),
 		cmocka_unit_test(test_awaited_ack_wakes),
+		cmocka_unit_test(test_memo_lines_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
