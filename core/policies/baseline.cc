@@ -18,7 +18,6 @@
  */
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 
 #include "core/policies/baseline.h"
 
@@ -215,10 +214,13 @@ Rank Tiresias::rank(const Job &j, const Snapshot &) const
 
 std::string Tiresias::rank_reason(const Job &j, const Rank &r) const
 {
-	char b[96];
-	std::snprintf(b, sizeof(b), "queue %d (attained %g GPU*s)", (int)r.k1,
-		      j.attained);
-	return b;
+	/* "queue %d (attained %g GPU*s)", %g by to_chars (as secs()). */
+	char g[48];
+	char *e = std::to_chars(g, g + sizeof(g), j.attained,
+				std::chars_format::general, 6)
+			  .ptr;
+	return "queue " + std::to_string((int)r.k1) + " (attained " +
+	       std::string(g, e) + " GPU*s)";
 }
 
 RankChange Tiresias::rank_change() const
