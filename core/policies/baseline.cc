@@ -25,20 +25,20 @@ namespace tidal {
 
 namespace {
 
-/* As an ostream with precision(10) writes it (%.10g), without building
- * one: the plugin words a reason for every job at every cycle. */
-std::string secs(double v)
+/* printf's %.<PRECISION>g, as to_chars writes it: the same text at a
+ * fraction of the cost (the plugin words a reason for every job at every
+ * cycle). */
+std::string general(double v, int precision)
 {
-	/* printf's %.10g, as to_chars writes it (the same text, at a
-	 * fraction of the cost: one reason per pending job per cycle). */
 	char b[48];
-	char *e = std::to_chars(b, b + sizeof(b) - 2, v,
-				std::chars_format::general, 10)
+	char *e = std::to_chars(b, b + sizeof(b), v,
+				std::chars_format::general, precision)
 			  .ptr;
-	*e++ = ' ';
-	*e++ = 's';
 	return std::string(b, e);
 }
+
+/* As an ostream with precision(10) writes it (%.10g), and " s". */
+std::string secs(double v) { return general(v, 10) + " s"; }
 
 class Fifo : public QueuePolicy {
 public:
@@ -214,13 +214,8 @@ Rank Tiresias::rank(const Job &j, const Snapshot &) const
 
 std::string Tiresias::rank_reason(const Job &j, const Rank &r) const
 {
-	/* "queue %d (attained %g GPU*s)", %g by to_chars (as secs()). */
-	char g[48];
-	char *e = std::to_chars(g, g + sizeof(g), j.attained,
-				std::chars_format::general, 6)
-			  .ptr;
 	return "queue " + std::to_string((int)r.k1) + " (attained " +
-	       std::string(g, e) + " GPU*s)";
+	       general(j.attained, 6) + " GPU*s)";
 }
 
 RankChange Tiresias::rank_change() const
