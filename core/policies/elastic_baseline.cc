@@ -30,7 +30,6 @@
  */
 #include <algorithm>
 #include <numeric>
-#include <sstream>
 #include <unordered_map>
 
 #include "core/placement/placement.h"
@@ -154,50 +153,52 @@ static Placement merged(Placement a, const Placement &b)
 std::string ElasticBaseline::reason(const Job &j, Action a, int got,
 				    const Snapshot &snap, int free_now) const
 {
-	/* NAME: CLAUSE; CLAUSE; ... */
-	std::ostringstream why;
+	/* NAME: CLAUSE; CLAUSE; ... (a string, not a stream: it is said
+	 * for every job at every cycle, and a stream's setup cost more than
+	 * the text) */
+	std::string why = name_;
 	bool first = true;
-	auto clause = [&]() -> std::ostream & {
-		why << (first ? ": " : "; ");
+	auto clause = [&]() -> std::string & {
+		why += first ? ": " : "; ";
 		first = false;
 		return why;
 	};
-	why << name_;
+	auto num = [](long long v) { return std::to_string(v); };
 	if (j.has_deadline())
-		clause() << "deadline in " << (long long)(j.deadline - snap.now)
-			 << " s";
+		clause() += "deadline in " +
+			    num((long long)(j.deadline - snap.now)) + " s";
 	if (a == Action::Reject && !j.time_known) {
 		/* Its time is a placeholder: say what is missing, not what
 		 * the placeholder would need. */
-		clause() << (j.iterations_known
-				     ? "its run time is unknown: no time limit, "
-				       "and its --train-iters have no measured "
-				       "speed yet"
-				     : "its work is unknown: no time limit and no "
-				       "--train-iters")
-			 << ", so the deadline cannot be checked; give it a "
-			    "time limit (sbatch -t)";
+		clause() += j.iterations_known
+				    ? "its run time is unknown: no time limit, "
+				      "and its --train-iters have no measured "
+				      "speed yet"
+				    : "its work is unknown: no time limit and no "
+				      "--train-iters";
+		why += ", so the deadline cannot be checked; give it a "
+		       "time limit (sbatch -t)";
 	} else if (a == Action::Reject) {
-		clause() << "infeasible: needs "
-			 << (long long)time_at(j, elastic_cap(j)) << " s at "
-			 << elastic_cap(j) << " GPUs";
+		clause() += "infeasible: needs " +
+			    num((long long)time_at(j, elastic_cap(j))) +
+			    " s at " + num(elastic_cap(j)) + " GPUs";
 	} else if (a == Action::Hold || a == Action::Preempt) {
-		clause() << "needs " << elastic_floor(j) << " GPUs, " << free_now
-			 << " free";
+		clause() += "needs " + num(elastic_floor(j)) + " GPUs, " +
+			    num(free_now) + " free";
 	} else if (j.max_gpus > 0) {
-		clause() << "elastic " << elastic_floor(j) << "-"
-			 << elastic_cap(j) << ", "
-			 << (a == Action::Resize
-				     ? (got > j.alloc ? "grows" : "shrinks") +
-					       std::string(" from ") +
-					       std::to_string(j.alloc) + " to"
-				     : std::string("at"))
-			 << " " << got << " GPUs";
+		clause() += "elastic " + num(elastic_floor(j)) + "-" +
+			    num(elastic_cap(j)) + ", ";
+		if (a == Action::Resize)
+			why += std::string(got > j.alloc ? "grows" : "shrinks") +
+			       " from " + num(j.alloc) + " to";
+		else
+			why += "at";
+		why += " " + num(got) + " GPUs";
 	} else {
-		clause() << (a == Action::Start ? "starts on " : "on ") << got
-			 << " GPUs";
+		clause() += (a == Action::Start ? "starts on " : "on ") +
+			    num(got) + " GPUs";
 	}
-	return why.str();
+	return why;
 }
 
 Plan ElasticBaseline::decide(const Snapshot &snap)

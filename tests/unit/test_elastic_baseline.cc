@@ -233,6 +233,55 @@ static void test_idle_without_elastic_jobs(void **)
 	assert_false(pol->idle_without_pending());
 }
 
+/* Every form of the reason, whole (the text tidalctl and squeue show):
+ * grows, shrinks, starts with a deadline, waits, elastic at a size, a
+ * rigid job on its GPUs, and the infeasible reject. */
+static void test_reason_texts(void **)
+{
+	Cluster c = cluster(4, 8);
+	std::vector<Job> grow = { running_elastic(1, 8, 32, 2) };
+	Plan p = make("elastic-fifo")->decide(snapshot(c, grow, 10));
+	assert_string_equal(decision(p, 1).reason.c_str(),
+			    "elastic-fifo: elastic 8-32, grows from 16 to 32 "
+			    "GPUs");
+
+	Job d = job(2, 16, 5, 100);
+	d.deadline = 10 + 1000;
+	std::vector<Job> shrink = { running_elastic(1, 8, 32, 4), d };
+	p = make("elastic-edf")->decide(snapshot(c, shrink, 10));
+	assert_string_equal(decision(p, 1).reason.c_str(),
+			    "elastic-edf: elastic 8-32, shrinks from 32 to 16 "
+			    "GPUs");
+	assert_string_equal(decision(p, 2).reason.c_str(),
+			    "elastic-edf: deadline in 1000 s; starts on 16 "
+			    "GPUs");
+
+	std::vector<Job> wait = { running_elastic(1, 8, 32, 4),
+				  job(2, 32, 5, 100) };
+	p = make("elastic-fifo")->decide(snapshot(c, wait, 10));
+	assert_string_equal(decision(p, 1).reason.c_str(),
+			    "elastic-fifo: elastic 8-32, at 32 GPUs");
+	assert_string_equal(decision(p, 2).reason.c_str(),
+			    "elastic-fifo: needs 32 GPUs, 0 free");
+
+	Job r = job(1, 4, 0, 100);
+	r.state = JobState::Running;
+	r.alloc = 4;
+	r.placement = { { 0, 4 } };
+	std::vector<Job> rigid = { r };
+	p = make("elastic-fifo")->decide(snapshot(c, rigid, 10));
+	assert_string_equal(decision(p, 1).reason.c_str(),
+			    "elastic-fifo: on 4 GPUs");
+
+	Job late = job(3, 8, 5, 100);
+	late.deadline = 10 + 50;
+	std::vector<Job> reject = { late };
+	p = make("elastic-edf")->decide(snapshot(c, reject, 10));
+	assert_string_equal(decision(p, 3).reason.c_str(),
+			    "elastic-edf: deadline in 50 s; infeasible: needs "
+			    "100 s at 8 GPUs");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -244,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_pending_start_size_and_min_growth),
 		cmocka_unit_test(test_admits_by_deadline),
 		cmocka_unit_test(test_idle_without_elastic_jobs),
+		cmocka_unit_test(test_reason_texts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
