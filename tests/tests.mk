@@ -38,9 +38,10 @@ UNIT_PLUGIN_OBJ := $(addprefix $(BUILD)/obj/plugin/sched/, engine.o \
 $(BUILD)/tests/test_job_options: $(BUILD)/obj/plugin/common/options.o
 $(BUILD)/tests/test_job_options: TIDAL_LIBS := \
 	$(BUILD)/obj/plugin/common/options.o $(TIDAL_LIBS)
-$(BUILD)/tests/test_agents_state: $(UNIT_PLUGIN_OBJ)
-$(BUILD)/tests/test_agents_state: TIDAL_LIBS := $(UNIT_PLUGIN_OBJ) \
-	$(TIDAL_LIBS)
+$(BUILD)/tests/test_agents_state $(BUILD)/tests/test_engine_views: \
+	$(UNIT_PLUGIN_OBJ)
+$(BUILD)/tests/test_agents_state $(BUILD)/tests/test_engine_views: \
+	TIDAL_LIBS := $(UNIT_PLUGIN_OBJ) $(TIDAL_LIBS)
 
 include tests/fuzz/fuzz.mk
 

@@ -125,6 +125,8 @@ typedef struct {
 	 * Plan::kept_nodes): a start apply.c lets Slurm place avoids them. */
 	int n_kept;
 	int *kept;
+	/* What the decisions' share_node and share_gpus point into. */
+	int *shares;
 } tidal_plan_t;
 
 /* Settings of the apply step, from tidal.conf. */

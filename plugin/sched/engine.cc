@@ -327,10 +327,13 @@ static std::string describe_options(const tidal_job_t &b)
 constexpr double kProgressMaxAge = 60;
 
 /* Build the core Job for one bridge job, using and updating the memo. */
-void Engine::fill_job(const tidal_job_t &b, double now, Job *j,
+void Engine::fill_job(const tidal_job_t &b, int index, double now, Job *j,
 		      std::string *log)
 {
 	JobMemo &m = memo_[b.id];
+	m.index = index;
+	m.cycle = decides_;
+	j->index = index;
 	if (m.seq == 0) {
 		state_dirty_ = true;
 		m.seq = ++next_seq_;
@@ -538,7 +541,10 @@ int apply_agent_fabric(const std::vector<std::string> &reports, Cluster *c,
 	return fabric::apply_tree(tree, c);
 }
 
-static void copy_decision(const Decision &d, tidal_decision_t *o)
+/* D into O; its share arrays at NODE and GPUS (room for
+ * D.placement.size() each, in tidal_plan_t::shares). */
+static void copy_decision(const Decision &d, int *node, int *gpus,
+			  tidal_decision_t *o)
 {
 	o->job = (uint32_t)d.job;
 	o->action = (int)d.action;
@@ -546,8 +552,8 @@ static void copy_decision(const Decision &d, tidal_decision_t *o)
 	o->shard = d.share;
 	o->colocate = (uint32_t)d.colocate;
 	o->n_shares = (int)d.placement.size();
-	o->share_node = (int *)std::calloc(d.placement.size() + 1, sizeof(int));
-	o->share_gpus = (int *)std::calloc(d.placement.size() + 1, sizeof(int));
+	o->share_node = node;
+	o->share_gpus = gpus;
 	for (size_t i = 0; i < d.placement.size(); i++) {
 		o->share_node[i] = d.placement[i].node;
 		o->share_gpus[i] = d.placement[i].gpus;
@@ -566,15 +572,31 @@ void Engine::started(std::uint32_t id, double when)
 		it->second.started_at = when;
 }
 
+/* V as a new JobView, keeping the storage of its strings and vectors:
+ * copied from an empty one, a string or vector is emptied in place
+ * (Engine::decide reuses the views of the cycle before last).  Every
+ * field is reset, those added to Job or JobView later too. */
+static void renew(JobView *v)
+{
+	static const JobView blank;
+	*v = blank;
+}
+
 int Engine::decide(const tidal_snap_t &s, tidal_plan_t *out)
 {
 	std::lock_guard<std::mutex> g(mu_);
 	if (!policy_)
 		throw std::runtime_error("no policy configured");
 	auto t0 = std::chrono::steady_clock::now();
+	decides_++;
 	Cluster cluster;
 	fill_cluster(s, &cluster);
-	std::vector<Job> jobs(s.n_jobs);
+	/* This cycle's views are those of the cycle before last (record()
+	 * swaps them with last_'s), made new in place: their strings and
+	 * vectors keep their storage, so that a cycle of 10,000 jobs does
+	 * not allocate, fault in and free them all again. */
+	std::vector<JobView> &views = spare_;
+	views.resize(s.n_jobs);
 	Snapshot snap;
 	snap.cluster = &cluster;
 	snap.now = s.now;
@@ -591,16 +613,17 @@ int Engine::decide(const tidal_snap_t &s, tidal_plan_t *out)
 	char why[TIDAL_REASON_MAX];
 	for (int i = 0; i < s.n_jobs; i++) {
 		const tidal_job_t &b = s.jobs[i];
-		fill_job(b, s.now, &jobs[i], &log);
-		jobs[i].index = i;
+		Job &j = views[i].job;
+		renew(&views[i]);
+		fill_job(b, i, s.now, &j, &log);
 		if (b.max_gpus && b.state == TIDAL_JOB_PENDING &&
 		    tidal_elastic_check(b.min_gpus, b.max_gpus, b.gpus, nullptr,
 					cluster_gpus, why, sizeof(why)))
-			extra.add(jobs[i].id, Action::Reject, 0, why);
-		else if (jobs[i].gpus > 0)
-			snap.jobs.push_back(&jobs[i]);
-		else if (jobs[i].state == JobState::Pending)
-			extra.add(jobs[i].id, Action::Start, 0,
+			extra.add(j.id, Action::Reject, 0, why);
+		else if (j.gpus > 0)
+			snap.jobs.push_back(&j);
+		else if (j.state == JobState::Pending)
+			extra.add(j.id, Action::Start, 0,
 				  "no GPUs requested: Slurm places it");
 	}
 	/* Said once per configuration, not every cycle: a sharing policy
@@ -634,7 +657,7 @@ int Engine::decide(const tidal_snap_t &s, tidal_plan_t *out)
 	for (int i = 0; i < s.n_jobs; i++) {
 		const tidal_job_t &b = s.jobs[i];
 		if (b.state == TIDAL_JOB_RUNNING && b.shard_node >= 0)
-			jobs[i].gpu_group =
+			views[i].job.gpu_group =
 				on_gpu[{ b.shard_node, b.shard_gpu }];
 	}
 	Plan plan;
@@ -664,13 +687,21 @@ int Engine::decide(const tidal_snap_t &s, tidal_plan_t *out)
 	if (!out->d)
 		throw std::bad_alloc();
 	out->n = (int)n;
-	std::unordered_map<JobId, int> index_of(jobs.size() * 2);
-	for (int i = 0; i < s.n_jobs; i++)
-		index_of[jobs[i].id] = i;
-	for (int i = 0; i < out->n; i++) {
-		copy_decision(plan.decisions[i], &out->d[i]);
-		auto it = index_of.find(plan.decisions[i].job);
-		out->d[i].snap_index = it != index_of.end() ? it->second : -1;
+	/* Every decision's share arrays in one allocation. */
+	size_t shares = 0;
+	for (const Decision &d : plan.decisions)
+		shares += d.placement.size();
+	out->shares = (int *)std::calloc(2 * shares + 1, sizeof(int));
+	if (!out->shares)
+		throw std::bad_alloc();
+	std::vector<int> slots(n);
+	for (size_t i = 0, at = 0; i < n; i++) {
+		copy_decision(plan.decisions[i], out->shares + at,
+			      out->shares + at + plan.decisions[i].placement.size(),
+			      &out->d[i]);
+		at += 2 * plan.decisions[i].placement.size();
+		out->d[i].snap_index = slots[i] =
+			index_of(plan.decisions[i].job);
 	}
 	out->wake_at = std::isfinite(plan.wake_at) ? plan.wake_at : 0;
 	if (!plan.kept_nodes.empty()) {
@@ -687,32 +718,40 @@ int Engine::decide(const tidal_snap_t &s, tidal_plan_t *out)
 				 .count();
 	if (!log.empty())
 		out->log = c_string(log);
-	count_admissions(jobs, plan, index_of);
-	metrics_plan(jobs, plan, name_);
-	record(s, std::move(jobs), std::move(plan), out->decide_ms);
+	count_admissions(views, plan, slots);
+	metrics_plan(views, plan, name_);
+	record(s, std::move(plan), slots, out->decide_ms);
 	return 0;
 }
 
 /* Each job once: rejected (its first Reject), or admitted (a job with a
  * deadline, at its first start). */
 void Engine::count_admissions(
-	const std::vector<Job> &jobs, const Plan &plan,
-	const std::unordered_map<JobId, int> &index_of)
+	const std::vector<JobView> &views, const Plan &plan,
+	const std::vector<int> &slots)
 {
-	for (const Decision &d : plan.decisions) {
+	for (size_t k = 0; k < plan.decisions.size(); k++) {
+		const Decision &d = plan.decisions[k];
 		auto m = memo_.find(d.job);
 		if (m == memo_.end() || m->second.admission)
 			continue;
-		auto j = index_of.find(d.job);
 		if (d.action == Action::Reject) {
 			m->second.admission = 2;
 			tidal_metrics_admission(0);
-		} else if (d.action == Action::Start && j != index_of.end() &&
-			   jobs[j->second].has_deadline()) {
+		} else if (d.action == Action::Start && slots[k] >= 0 &&
+			   views[slots[k]].job.has_deadline()) {
 			m->second.admission = 1;
 			tidal_metrics_admission(1);
 		}
 	}
+}
+
+int Engine::index_of(JobId id) const
+{
+	auto it = memo_.find((std::uint32_t)id);
+	return it != memo_.end() && it->second.cycle == decides_
+		       ? it->second.index
+		       : -1;
 }
 
 /* Forget jobs not seen for an hour (finished, or ineligible that long). */
@@ -725,17 +764,21 @@ void Engine::forget_old(double now)
 			++it;
 }
 
-void Engine::record(const tidal_snap_t &s, std::vector<Job> &&jobs,
-		    Plan &&plan, double decide_ms)
+void Engine::record(const tidal_snap_t &s, Plan &&plan,
+		    const std::vector<int> &slots, double decide_ms)
 {
-	std::unordered_map<JobId, Decision *> by_job(plan.decisions.size() * 2);
-	for (Decision &d : plan.decisions)
-		by_job[d.job] = &d;
+	std::vector<JobView> &views = spare_;
+	/* A job's decision; of two, the later. */
+	for (size_t k = 0; k < plan.decisions.size(); k++)
+		if (slots[k] >= 0) {
+			views[slots[k]].decision =
+				std::move(plan.decisions[k]);
+			views[slots[k]].decided = true;
+		}
 	last_.now = s.now;
 	last_.decide_ms = decide_ms;
-	last_.jobs.clear();
 	node_names_.resize(s.n_nodes);
-	last_.nodes.assign(s.n_nodes, NodeView());
+	last_.nodes.resize(s.n_nodes);
 	for (int i = 0; i < s.n_nodes; i++) {
 		const tidal_node_t &b = s.nodes[i];
 		NodeView &n = last_.nodes[i];
@@ -743,13 +786,18 @@ void Engine::record(const tidal_snap_t &s, std::vector<Job> &&jobs,
 		n.up = b.up != 0;
 		n.gpus_total = b.gpus_total;
 		n.gpus_other = std::max(0, b.gpus_total - b.gpus);
+		n.gpus_alloc = 0;
+		n.jobs.clear();
 		if (b.switch_id >= 0 && b.switch_id < s.n_switches)
 			n.leaf_switch = s.switches[b.switch_id].name;
+		else
+			n.leaf_switch.clear();
 	}
 	/* A shared GPU counts once, whoever of its jobs comes first. */
 	std::set<std::pair<int, JobId>> shared_seen;
 	std::map<JobId, std::vector<JobId>> groups;
-	for (const Job &j : jobs) {
+	for (const JobView &v : views) {
+		const Job &j = v.job;
 		if (j.gpu_group)
 			groups[j.gpu_group].push_back(j.id);
 		for (const NodeShare &ns : j.placement)
@@ -763,34 +811,29 @@ void Engine::record(const tidal_snap_t &s, std::vector<Job> &&jobs,
 					(std::uint32_t)j.id, ns.gpus);
 			}
 	}
-	last_.jobs.reserve(jobs.size());
-	for (size_t i = 0; i < jobs.size(); i++) {
-		JobView v;
-		v.uid = s.jobs[i].uid;
-		for (const NodeShare &ns : jobs[i].placement)
-			if (ns.node >= 0 && ns.node < s.n_nodes)
-				v.nodes += (v.nodes.empty() ? "" : ",") +
-					   std::string(s.nodes[ns.node].name);
-		auto it = by_job.find(jobs[i].id);
-		if (it != by_job.end()) {
-			v.decision = std::move(*it->second);
-			v.decided = true;
-		}
+	for (size_t i = 0; i < views.size(); i++) {
+		JobView &v = views[i];
 		const tidal_job_t &b = s.jobs[i];
+		v.uid = b.uid;
+		for (const NodeShare &ns : v.job.placement)
+			if (ns.node >= 0 && ns.node < s.n_nodes) {
+				if (!v.nodes.empty())
+					v.nodes += ',';
+				v.nodes += s.nodes[ns.node].name;
+			}
 		if (b.shard_node >= 0 && b.shard_node < s.n_nodes &&
 		    b.shard_gpu >= 0)
 			v.shared_gpu = std::string(s.nodes[b.shard_node].name) +
 				       "-gpu" + std::to_string(b.shard_gpu);
-		if (jobs[i].gpu_group)
-			for (JobId id : groups[jobs[i].gpu_group])
-				if (id != jobs[i].id)
-					v.partners +=
-						(v.partners.empty() ? ""
-								    : ",") +
-						std::to_string(id);
-		v.job = std::move(jobs[i]);
-		last_.jobs.push_back(std::move(v));
+		if (v.job.gpu_group)
+			for (JobId id : groups[v.job.gpu_group])
+				if (id != v.job.id) {
+					if (!v.partners.empty())
+						v.partners += ',';
+					v.partners += std::to_string(id);
+				}
 	}
+	last_.jobs.swap(views);
 	cycles_++;
 }
 
@@ -885,10 +928,8 @@ extern "C" void tidal_engine_started(uint32_t job, double when)
 
 extern "C" void tidal_plan_free(tidal_plan_t *plan)
 {
-	for (int i = 0; i < plan->n; i++) {
-		std::free(plan->d[i].share_node);
-		std::free(plan->d[i].share_gpus);
-	}
+	std::free(plan->shares);
+	plan->shares = nullptr;
 	std::free(plan->d);
 	std::free(plan->log);
 	std::free(plan->kept);

@@ -42,6 +42,10 @@ struct JobMemo {
 	/* Counted in tidal_admissions_total: 0 not yet, 1 admitted, 2
 	 * rejected (not saved: counters start afresh with slurmctld). */
 	std::uint8_t admission = 0;
+	/* Its index in the snapshot of decide number CYCLE (Engine::
+	 * decides_), which a decision finds its job by (not saved). */
+	int index = -1;
+	std::uint64_t cycle = 0;
 };
 
 /* One job as tidalctl shows it: what the snapshot said and what the last
@@ -156,17 +160,21 @@ public:
 	}
 
 private:
-	void fill_job(const tidal_job_t &b, double now, Job *j,
+	void fill_job(const tidal_job_t &b, int index, double now, Job *j,
 		      std::string *log);
+	/* The snapshot index of job ID in this decide, -1 if not in it. */
+	int index_of(JobId id) const;
 	void fill_cluster(const tidal_snap_t &s, Cluster *c);
 	void forget_old(double now);
-	void count_admissions(const std::vector<Job> &jobs, const Plan &plan,
-			      const std::unordered_map<JobId, int> &index_of);
+	/* SLOTS: the snapshot index of each of PLAN's decisions' jobs. */
+	void count_admissions(const std::vector<JobView> &views,
+			      const Plan &plan, const std::vector<int> &slots);
 	std::string set_policy(const std::string &name);
-	/* The cycle for tidalctl (last_): JOBS and PLAN's decisions move
-	 * into it. */
-	void record(const tidal_snap_t &s, std::vector<Job> &&jobs,
-		    Plan &&plan, double decide_ms);
+	/* The cycle for tidalctl (last_): this cycle's views (spare_),
+	 * completed with PLAN's decisions, become last_'s, and last_'s the
+	 * spare ones. */
+	void record(const tidal_snap_t &s, Plan &&plan,
+		    const std::vector<int> &slots, double decide_ms);
 
 	std::mutex mu_;
 	std::unique_ptr<Policy> policy_;
@@ -186,8 +194,12 @@ private:
 	std::uint64_t next_seq_ = 0;
 	std::uint64_t dumped_serial_ = 0; /* policy's state_serial() */
 	LastCycle last_;
+	/* The views of the cycle before last, kept for their storage
+	 * (decide() fills them, record() swaps them with last_.jobs). */
+	std::vector<JobView> spare_;
 	bool state_dirty_ = true;
 	std::uint64_t cycles_ = 0;
+	std::uint64_t decides_ = 0; /* decide() calls, failed ones too */
 	/* Whether GPUs can be shared, as last told in the log for a sharing
 	 * policy; -1 = not told since it was configured. */
 	int sharing_said_ = -1;

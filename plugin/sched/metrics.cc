@@ -12,6 +12,7 @@
 
 #include "core/version.h"
 #include "plugin/sched/c_api.h"
+#include "plugin/sched/engine.h"
 
 namespace tidal::plugin
 {
@@ -102,7 +103,7 @@ obs::Registry &metrics()
 	return *r;
 }
 
-void metrics_plan(const std::vector<Job> &jobs, const Plan &plan,
+void metrics_plan(const std::vector<JobView> &views, const Plan &plan,
 		  const std::string &policy)
 {
 	obs::Registry &r = metrics();
@@ -116,8 +117,8 @@ void metrics_plan(const std::vector<Job> &jobs, const Plan &plan,
 		r.add("tidal_decisions_total", { name }, n);
 	}
 	double counts[2][3] = {};
-	for (const Job &j : jobs)
-		counts[j.state == JobState::Running][job_class(j)]++;
+	for (const JobView &v : views)
+		counts[v.job.state == JobState::Running][job_class(v.job)]++;
 	for (int st = 0; st < 2; st++)
 		for (int cl = 0; cl < 3; cl++)
 			r.set("tidal_jobs", { kStates[st], kClasses[cl] },

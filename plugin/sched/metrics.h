@@ -17,12 +17,14 @@
 namespace tidal::plugin
 {
 
+struct JobView; /* engine.h */
+
 /* The plugin's registry, its families declared. */
 obs::Registry &metrics();
 
 /* After a decide: decisions by action, jobs by state and class, the
  * policy in force. */
-void metrics_plan(const std::vector<Job> &jobs, const Plan &plan,
+void metrics_plan(const std::vector<JobView> &views, const Plan &plan,
 		  const std::string &policy);
 
 } /* namespace tidal::plugin */
