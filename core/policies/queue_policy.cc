@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <numeric>
-#include <sstream>
 
 namespace tidal {
 
@@ -42,11 +41,12 @@ Time QueuePolicy::rank_changes_at(const Job &, const Snapshot &) const
 	return std::numeric_limits<Time>::infinity();
 }
 
+/* Said of every waiting job at every cycle: built as a string, since a
+ * stream's setup cost more than the text. */
 static std::string fmt_fit(int need, int free_now)
 {
-	std::ostringstream s;
-	s << "needs " << need << " GPUs, " << free_now << " free";
-	return s.str();
+	return "needs " + std::to_string(need) + " GPUs, " +
+	       std::to_string(free_now) + " free";
 }
 
 Plan QueuePolicy::decide(const Snapshot &snap)
