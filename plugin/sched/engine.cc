@@ -782,16 +782,14 @@ void Engine::record(const tidal_snap_t &s, Plan &&plan,
 	for (int i = 0; i < s.n_nodes; i++) {
 		const tidal_node_t &b = s.nodes[i];
 		NodeView &n = last_.nodes[i];
+		static const NodeView blank; /* as renew() does a JobView */
+		n = blank;
 		node_names_[i] = n.name = b.name;
 		n.up = b.up != 0;
 		n.gpus_total = b.gpus_total;
 		n.gpus_other = std::max(0, b.gpus_total - b.gpus);
-		n.gpus_alloc = 0;
-		n.jobs.clear();
 		if (b.switch_id >= 0 && b.switch_id < s.n_switches)
 			n.leaf_switch = s.switches[b.switch_id].name;
-		else
-			n.leaf_switch.clear();
 	}
 	/* A shared GPU counts once, whoever of its jobs comes first. */
 	std::set<std::pair<int, JobId>> shared_seen;

@@ -1,11 +1,11 @@
 /*
  * test_engine_views.cc - sched/tidal's engine from cycle to cycle
- * (plugin/sched/engine.cc): what tidalctl shows of a job is what this
- * cycle saw and decided, although each cycle reuses the storage of the
- * cycle before last (a job's nodes, reason and decision must not carry
- * over from whichever job had its place then); and the plan's decisions
- * find their jobs' snapshot index and their share arrays (one
- * allocation for all).
+ * (plugin/sched/engine.cc): what tidalctl shows of a job or a node is
+ * what this cycle saw and decided, although each cycle reuses the
+ * storage of the cycle before last (a job's nodes, reason and decision
+ * must not carry over from whichever job had its place then, nor a
+ * node's jobs); and the plan's decisions find their jobs' snapshot index
+ * and their share arrays (one allocation for all).
  *
  * Linked with the plugin's engine objects (no Slurm in them).
  *
@@ -89,6 +89,29 @@ static std::string shown(uint32_t id, const char *key)
 	return out;
 }
 
+/* Field KEY of tidalctl's record of node NAME, as shown() does. */
+static std::string node_shown(const char *name, const char *key)
+{
+	char *r = tidal_engine_request(
+		"{\"v\":1,\"op\":\"show\",\"what\":\"nodes\"}", 0, 1, 0,
+		nullptr);
+	assert_non_null(r);
+	json_object *o = json_tokener_parse(r), *recs, *v;
+	free(r);
+	assert_non_null(o);
+	std::string out;
+	if (json_object_object_get_ex(o, "records", &recs))
+		for (size_t i = 0; i < json_object_array_length(recs); i++) {
+			json_object *n = json_object_array_get_idx(recs, i);
+			if (json_object_object_get_ex(n, "NodeName", &v) &&
+			    !strcmp(json_object_get_string(v), name) &&
+			    json_object_object_get_ex(n, key, &v))
+				out = json_object_get_string(v);
+		}
+	json_object_put(o);
+	return out;
+}
+
 static const tidal_decision_t *find(const tidal_plan_t &p, uint32_t id)
 {
 	for (int i = 0; i < p.n; i++)
@@ -133,6 +156,8 @@ static void test_views_do_not_carry_over(void **)
 	decide(1010, { job(1, 8, 0), job(2, 8, 1) }, &p);
 	tidal_plan_free(&p);
 	assert_string_equal(shown(2, "Nodes").c_str(), "n2");
+	assert_string_equal(node_shown("n2", "Jobs").c_str(), "2:8");
+	assert_string_equal(node_shown("n2", "AllocGPUs").c_str(), "8");
 
 	/* Cycle 3 reuses cycle 1's places: job 1 where it was, job 4 (a
 	 * running job without GPUs, which no policy decides) where job 2's
@@ -143,6 +168,10 @@ static void test_views_do_not_carry_over(void **)
 	tidal_plan_free(&p);
 	assert_string_equal(shown(1, "Nodes").c_str(), "n1");
 	assert_string_equal(shown(4, "Nodes").c_str(), "None");
+	/* n2's job of cycle 2 is gone; n1 holds job 1 once. */
+	assert_string_equal(node_shown("n2", "Jobs").c_str(), "None");
+	assert_string_equal(node_shown("n2", "AllocGPUs").c_str(), "0");
+	assert_string_equal(node_shown("n1", "Jobs").c_str(), "1:8");
 	assert_string_equal(shown(4, "Action").c_str(), "None");
 	assert_string_equal(shown(4, "Reason").c_str(), "None");
 	assert_string_equal(shown(4, "AllocGPUs").c_str(), "0");
