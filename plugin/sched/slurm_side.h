@@ -136,8 +136,12 @@ void tidal_forget_requeue(uint32_t job);
 void tidal_requeue_delays_give_back(time_t now);
 int tidal_requeued_count(void);
 /* Requeue the jobs whose batch script was killed by a signal outside
- * Slurm and that have a checkpoint to resume from (job write lock held). */
+ * Slurm and that have a checkpoint to resume from (job write lock held):
+ * of those the last snapshot saw, which forgets the earlier ones and
+ * considers every record it walks (snapshot.c). */
 void tidal_revive_killed(time_t now);
+void tidal_revive_forget(void);
+void tidal_revive_consider(const job_record_t *job_ptr, time_t now);
 
 /* Pending elastic JOB_PTR starts at GPUS on NODES nodes, the size the
  * policy chose: its GPU request is changed to that (resize.c owns every

@@ -1212,6 +1212,7 @@ extern void tidal_snapshot_take(tidal_snap_t *snap)
 		n_walk = 0;
 		list_for_each_ro(job_list, _gather, NULL);
 	}
+	tidal_revive_forget();
 	if (cap_order < n_walk + 1) {
 		cap_order = n_walk + 1024;
 		xrecalloc(order, cap_order, sizeof(*order));
@@ -1228,6 +1229,7 @@ extern void tidal_snapshot_take(tidal_snap_t *snap)
 			_prefetch_job(walk[w + PREFETCH_JOBS]);
 		if (w + PREFETCH_JOBS / 2 < n_walk)
 			_prefetch_details(walk[w + PREFETCH_JOBS / 2]);
+		tidal_revive_consider(job_ptr, now); /* apply.c's to requeue */
 		if (!job_ptr->details)
 			continue;
 		running = IS_JOB_RUNNING(job_ptr) && !IS_JOB_COMPLETING(job_ptr);
